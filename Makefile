@@ -1,0 +1,27 @@
+# The two commands of the README. Each creates or refreshes the virtualenv first, so they work
+# on a fresh machine that has nothing but Python.
+PYTHON ?= python3
+VENV   ?= .venv
+PY      = $(VENV)/bin/python
+STAMP   = $(VENV)/.installed-stamp
+# A pytest -n value; 2 matches the project's 2-core machines.
+WORKERS ?= 2
+
+.PHONY: demo test venv clean
+
+venv: $(STAMP)
+
+$(STAMP): setup.py pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[cpu,dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) train_examples/demo.py
+
+test: $(STAMP)
+	$(VENV)/bin/pytest -n $(WORKERS) -q
+
+clean:
+	rm -rf $(VENV) build *.egg-info demo_out

@@ -1,0 +1,49 @@
+"""slimdata: TF-Slim's data layer, maintained for modern TensorFlow."""
+import re
+from pathlib import Path
+
+from setuptools import setup
+
+HERE = Path(__file__).parent
+VERSION = re.search(r"__version__ = '([^']+)'",
+                    (HERE / 'slimdata' / '__init__.py').read_text()).group(1)
+
+# TensorFlow is an extra, the way TF ecosystem packages declare it, so that users with a
+# custom or GPU build keep theirs: pip install slimdata[cpu] | slimdata[gpu] | slimdata.
+TENSORFLOW_EXTRAS = {
+    'cpu': ['tensorflow-cpu>=2.16'],
+    'gpu': ['tensorflow[and-cuda]>=2.16'],
+}
+
+setup(
+    name='slimdata',
+    version=VERSION,
+    description="TF-Slim's data layer (Dataset, TFExampleDecoder, DatasetDataProvider, "
+                'parallel_reader, prefetch_queue) on modern TensorFlow, plus dataset converters '
+                'and TFRecord tools',
+    long_description=(HERE / 'README.md').read_text(),
+    long_description_content_type='text/markdown',
+    license='Apache-2.0',
+    python_requires='>=3.10',
+    packages=['slimdata', 'slimdata.datasets'],
+    package_dir={'slimdata': 'slimdata', 'slimdata.datasets': 'datasets'},
+    install_requires=[
+        'numpy>=1.24',
+        'tqdm>=4.60',
+        'crc32c>=2.3',
+        'defusedxml>=0.7',
+        'pillow>=10',
+        # The facade `from slimdata import slim` re-exports tf_slim's layers and training.
+        'tf-slim>=1.1',
+    ],
+    extras_require={
+        **TENSORFLOW_EXTRAS,
+        'dev': ['pytest>=7', 'pytest-xdist>=3', 'hypothesis>=6', 'tfrecord>=1.14'],
+    },
+    entry_points={'console_scripts': ['slimdata = slimdata.cli:main']},
+    classifiers=[
+        'Programming Language :: Python :: 3',
+        'License :: OSI Approved :: Apache Software License',
+        'Topic :: Scientific/Engineering :: Artificial Intelligence',
+    ],
+)
