@@ -1,0 +1,1 @@
+"""Dataset descriptors and converters (installed as `slimdata.datasets`)."""
