@@ -1,0 +1,70 @@
+"""What every dataset descriptor shares: split lookup, file patterns, sizes and labels.
+
+Each descriptor module (one per dataset, as in models/research/slim/datasets) declares its
+record layout and published constants and calls `make_dataset`; this module resolves the
+files, reads `dataset_info.json` when the converter wrote one, and refuses unknown splits.
+"""
+
+import os
+from typing import Any, Callable, Mapping, Optional
+
+from slimdata import dataset_info
+from slimdata._tf import tf
+from slimdata.dataset import Dataset
+from slimdata.tfexample_decoder import TFExampleDecoder
+
+#: The shard pattern every slimdata converter writes (DESIGN.md §5).
+DEFAULT_FILE_PATTERN = '%s-*.tfrecord'
+
+
+def make_dataset(name: str, split_name: str, dataset_dir: str,
+                 keys_to_features: Mapping[str, Any],
+                 items_to_handlers: Mapping[str, Any],
+                 items_to_descriptions: Mapping[str, str],
+                 published_split_sizes: Mapping[str, int],
+                 published_labels_to_names: Optional[Mapping[int, str]] = None,
+                 file_pattern: Optional[str] = None,
+                 reader: Optional[Callable] = None,
+                 **extra: Any) -> Dataset:
+    """Builds the `slimdata.dataset.Dataset` of one split of a dataset.
+
+    Args:
+      name: the dataset's name (used in error messages).
+      split_name: the split to read, e.g. 'train'.
+      dataset_dir: the folder that holds the shards (and `dataset_info.json`, if written).
+      keys_to_features: the `tf.io` feature specs of the records.
+      items_to_handlers: item name -> ItemHandler.
+      items_to_descriptions: item name -> a description for users.
+      published_split_sizes: split -> number of examples, used when the folder has no
+        `dataset_info.json` (records converted by other tools).
+      published_labels_to_names: label id -> name, likewise the fallback.
+      file_pattern: a pattern with one `%s` for the split name, relative to `dataset_dir`
+        (or absolute); defaults to `<split>-*.tfrecord`.
+      reader: the reader class; defaults to `tf.compat.v1.TFRecordReader`.
+      **extra: further attributes of the Dataset (num_classes, ignore_label, ...).
+
+    Raises:
+      ValueError: if `split_name` is neither recorded in `dataset_info.json` nor published.
+    """
+    info = dataset_info.read_dataset_info(dataset_dir)
+    split_sizes = dict(published_split_sizes)
+    labels_to_names = dict(published_labels_to_names or {})
+    if info is not None:
+        split_sizes.update(dataset_info.split_sizes(info))
+        labels_to_names = dataset_info.labels_to_names(info) or labels_to_names
+        extra = {**info.get('extra', {}), **extra}
+    elif dataset_info.has_labels_file(dataset_dir):
+        labels_to_names = dataset_info.read_labels_file(dataset_dir)
+    if split_name not in split_sizes:
+        raise ValueError(f'split name {split_name!r} was not recognized for dataset {name!r} '
+                         f'in {dataset_dir}; known splits: {sorted(split_sizes)}')
+    pattern = os.path.join(dataset_dir, (file_pattern or DEFAULT_FILE_PATTERN) % split_name)
+    decoder = TFExampleDecoder(keys_to_features, items_to_handlers)
+    return Dataset(data_sources=pattern,
+                   reader=reader or tf.compat.v1.TFRecordReader,
+                   decoder=decoder,
+                   num_samples=split_sizes[split_name],
+                   items_to_descriptions=dict(items_to_descriptions),
+                   labels_to_names=labels_to_names,
+                   **extra)
+
