@@ -1,0 +1,72 @@
+"""A DataProvider that provides the items of a Dataset through TF1 queues (graph mode).
+
+To read with a single reader, in order, once::
+
+    provider = DatasetDataProvider(dataset, shuffle=False, num_epochs=1)
+    image, label = provider.get(['image', 'label'])
+
+To read with several readers in parallel, shuffled::
+
+    provider = DatasetDataProvider(dataset, num_readers=4, shuffle=True)
+
+Fields of the same sample can be requested separately (`get(['image'])`, `get(['label'])`);
+they come from the same record. Nothing flows until
+`tf.compat.v1.train.start_queue_runners`; with `num_epochs=N` a local variable counts the
+epochs (run `tf.compat.v1.local_variables_initializer()`), and after N epochs the consumer gets
+`tf.errors.OutOfRangeError`.
+
+Same class, signature and defaults as `tf_slim.data.dataset_data_provider`.
+"""
+
+from slimdata import data_provider
+from slimdata import parallel_reader
+from slimdata._tf import require_graph_mode
+
+
+class DatasetDataProvider(data_provider.DataProvider):
+    """Provides the items of a `slimdata.dataset.Dataset`, read through TF1 queues."""
+
+    def __init__(self, dataset, num_readers=1, reader_kwargs=None, shuffle=True,
+                 num_epochs=None, common_queue_capacity=256, common_queue_min=128,
+                 record_key='record_key', seed=None, scope=None):
+        """Creates a DatasetDataProvider.
+
+        Args:
+          dataset: an instance of `slimdata.dataset.Dataset`.
+          num_readers: the number of parallel readers to use.
+          reader_kwargs: an optional dict of kwargs for the reader.
+          shuffle: whether to shuffle the data sources and the common queue when reading.
+          num_epochs: the number of times each data source is read; None cycles forever. A
+            number creates a local variable `epochs`: run
+            `tf.compat.v1.local_variables_initializer()`.
+          common_queue_capacity: the capacity of the common queue.
+          common_queue_min: the minimum number of elements in the common queue after a
+            dequeue.
+          record_key: the item name under which each record's key (`file:offset`) is
+            provided.
+          seed: the seed to use if shuffling.
+          scope: optional name scope for the ops.
+
+        Raises:
+          ValueError: if `record_key` matches one of the items in the dataset.
+          RuntimeError: under eager execution.
+        """
+        require_graph_mode('DatasetDataProvider')
+        items = dataset.decoder.list_items()
+        if record_key in items:
+            raise ValueError('The item name used for `record_key` cannot also be used for a '
+                             'dataset item: %s' % record_key)
+        key, data = parallel_reader.parallel_read(
+            dataset.data_sources,
+            reader_class=dataset.reader,
+            num_epochs=num_epochs,
+            num_readers=num_readers,
+            reader_kwargs=reader_kwargs,
+            shuffle=shuffle,
+            capacity=common_queue_capacity,
+            min_after_dequeue=common_queue_min,
+            seed=seed,
+            scope=scope)
+        items_to_tensors = dict(zip(items, dataset.decoder.decode(data, items)))
+        items_to_tensors[record_key] = key
+        super().__init__(items_to_tensors=items_to_tensors, num_samples=dataset.num_samples)

@@ -1,0 +1,215 @@
+"""A parallel data reader with queues and optional shuffling (TF1 graph mode).
+
+`parallel_read` is what `DatasetDataProvider` uses: a filename queue feeds `num_readers`
+reader instances whose records go into one common queue (a RandomShuffleQueue when
+shuffling, else a FIFOQueue); queue runners added to the graph's QUEUE_RUNNERS collection do
+the reading once `tf.compat.v1.train.start_queue_runners` is called::
+
+    key, value = parallel_read(['/data/train-*.tfrecord'], tf.compat.v1.TFRecordReader,
+                               num_readers=4)
+
+Same classes, functions, signatures and defaults as `tf_slim.data.parallel_reader`, on the
+public TensorFlow API. Calling them under eager execution raises a RuntimeError saying how to
+switch to graph mode (or to use `slimdata.tfdata`).
+"""
+
+from slimdata._tf import require_graph_mode, tf
+
+_GLOB_CHARACTERS = ('*', '?', '[')
+
+
+class ParallelReader(tf.compat.v1.ReaderBase):
+    """Reader class that uses multiple readers in parallel to improve speed.
+
+    See `tf.compat.v1.ReaderBase` for supported methods.
+    """
+
+    def __init__(self, reader_class, common_queue, num_readers=4, reader_kwargs=None):
+        """Creates `num_readers` instances of `reader_class`.
+
+        Each instance is created by calling `reader_class(**reader_kwargs)`. Reading from a
+        ParallelReader dequeues examples from `common_queue`, into which the readers, reading
+        different files in parallel, enqueue asynchronously. If `common_queue` is a shuffling
+        queue, the examples are shuffled. There is no guarantee that all the readers read
+        the same number of examples.
+
+        Args:
+          reader_class: a `tf.compat.v1.ReaderBase` subclass, e.g. TFRecordReader.
+          common_queue: a queue holding (key, value) pairs; its `dtypes` must be
+            [tf.string, tf.string]. E.g. `tf.queue.FIFOQueue` or `tf.queue.RandomShuffleQueue`.
+          num_readers: an integer, the number of instances of reader_class to create.
+          reader_kwargs: an optional dict of kwargs to create the readers.
+
+        Raises:
+          TypeError: if `common_queue.dtypes` is not [tf.string, tf.string].
+        """
+        if len(common_queue.dtypes) != 2:
+            raise TypeError('common_queue.dtypes must be [tf.string, tf.string]')
+        for dtype in common_queue.dtypes:
+            if not dtype.is_compatible_with(tf.string):
+                raise TypeError('common_queue.dtypes must be [tf.string, tf.string]')
+        reader_kwargs = reader_kwargs or {}
+        self._readers = [reader_class(**reader_kwargs) for _ in range(num_readers)]
+        self._common_queue = common_queue
+
+    @property
+    def num_readers(self):
+        return len(self._readers)
+
+    @property
+    def common_queue(self):
+        return self._common_queue
+
+    def read(self, queue, name=None):
+        """Returns the next record (key, value) produced by the readers.
+
+        The reader instances are all configured to `read()` from the filenames in `queue`
+        and to enqueue into the common queue; a queue runner doing that is added to the
+        QUEUE_RUNNERS collection. This returns the next record dequeued from the common queue.
+
+        Args:
+          queue: a queue or a mutable string tensor representing a handle to a queue, with
+            string work items (file names).
+          name: a name for the operation (optional).
+
+        Returns:
+          The next record, a (key, value) pair of string tensors.
+        """
+        self._configure_readers_by(queue)
+        return self._common_queue.dequeue(name=name)
+
+    def read_up_to(self, queue, num_records, name=None):
+        """Returns up to `num_records` (key, value) pairs produced by the readers.
+
+        It may return fewer than `num_records` even before the last batch. Not every kind of
+        common queue supports `dequeue_up_to`; those that do not raise
+        `tf.errors.UnimplementedError`.
+
+        Args:
+          queue: a queue or a mutable string tensor representing a handle to a queue, with
+            string work items.
+          num_records: the number of records to read.
+          name: a name for the operation (optional).
+
+        Returns:
+          A tuple (keys, values) of 1-D string tensors.
+        """
+        self._configure_readers_by(queue)
+        return self._common_queue.dequeue_up_to(num_records, name)
+
+    def _configure_readers_by(self, queue):
+        require_graph_mode('ParallelReader.read')
+        enqueue_ops = [self._common_queue.enqueue(reader.read(queue))
+                       for reader in self._readers]
+        tf.compat.v1.train.add_queue_runner(
+            tf.compat.v1.train.QueueRunner(self._common_queue, enqueue_ops))
+
+    def num_records_produced(self, name=None):
+        """Returns the number of records this reader has produced, an int64 tensor."""
+        return tf.add_n([r.num_records_produced() for r in self._readers], name=name)
+
+    def num_work_units_completed(self, name=None):
+        """Returns the number of work units (files) finished processing, an int64 tensor."""
+        return tf.add_n([r.num_work_units_completed() for r in self._readers], name=name)
+
+
+def parallel_read(data_sources, reader_class, num_epochs=None, num_readers=4,
+                  reader_kwargs=None, shuffle=True, dtypes=None, capacity=256,
+                  min_after_dequeue=128, seed=None, scope=None):
+    """Reads multiple records in parallel from `data_sources` using `num_readers` readers.
+
+    If `shuffle` is True the common queue is a RandomShuffleQueue, otherwise a FIFOQueue.
+
+    Args:
+      data_sources: a file, a glob, or a list/tuple of either, e.g. '/path/to/train*'.
+      reader_class: a `tf.compat.v1.ReaderBase` subclass, e.g. TFRecordReader.
+      num_epochs: the number of times each data source is read; None cycles forever. A
+        number creates a local variable: run `tf.compat.v1.local_variables_initializer()`.
+      num_readers: an integer, the number of readers to create.
+      reader_kwargs: an optional dict of kwargs for the reader.
+      shuffle: whether to shuffle the files and the records.
+      dtypes: the types of the common queue's components; defaults to
+        [tf.string, tf.string] for (key, value).
+      capacity: the capacity of the common queue.
+      min_after_dequeue: the minimum number of records in the common queue after a dequeue,
+        which makes for a good shuffle.
+      seed: a seed for the shuffling.
+      scope: an optional name scope for the ops.
+
+    Returns:
+      key, value: a (key, value) pair of tensors from the data sources.
+
+    Raises:
+      ValueError: if no data files are found.
+      RuntimeError: under eager execution.
+    """
+    require_graph_mode('parallel_read')
+    data_files = get_data_files(data_sources)
+    with tf.compat.v1.name_scope(scope, 'parallel_read'):
+        filename_queue = tf.compat.v1.train.string_input_producer(
+            data_files, num_epochs=num_epochs, shuffle=shuffle, seed=seed, name='filenames')
+        dtypes = dtypes or [tf.string, tf.string]
+        if shuffle:
+            common_queue = tf.queue.RandomShuffleQueue(
+                capacity=capacity, min_after_dequeue=min_after_dequeue, dtypes=dtypes,
+                seed=seed, name='common_queue')
+        else:
+            common_queue = tf.queue.FIFOQueue(capacity=capacity, dtypes=dtypes,
+                                              name='common_queue')
+        tf.compat.v1.summary.scalar(
+            'fraction_of_%d_full' % capacity,
+            tf.cast(common_queue.size(), tf.float32) * (1. / capacity))
+        return ParallelReader(reader_class, common_queue, num_readers=num_readers,
+                              reader_kwargs=reader_kwargs).read(filename_queue)
+
+
+def single_pass_read(data_sources, reader_class, reader_kwargs=None, scope=None):
+    """Reads the data sources sequentially with one reader, in a single pass.
+
+    Args:
+      data_sources: a file, a glob, or a list/tuple of either.
+      reader_class: a `tf.compat.v1.ReaderBase` subclass, e.g. TFRecordReader.
+      reader_kwargs: an optional dict of kwargs for the reader.
+      scope: an optional name scope for the ops.
+
+    Returns:
+      key, value: a (key, value) pair of tensors from the data sources.
+
+    Raises:
+      ValueError: if no data files are found.
+      RuntimeError: under eager execution.
+    """
+    require_graph_mode('single_pass_read')
+    data_files = get_data_files(data_sources)
+    with tf.compat.v1.name_scope(scope, 'single_pass_read'):
+        filename_queue = tf.compat.v1.train.string_input_producer(
+            data_files, num_epochs=1, shuffle=False, capacity=1, name='filenames')
+        reader_kwargs = reader_kwargs or {}
+        return reader_class(**reader_kwargs).read(filename_queue)
+
+
+def get_data_files(data_sources):
+    """Returns the data files of `data_sources`.
+
+    Args:
+      data_sources: a file, a glob (with *, ? or [), or a list/tuple of either, e.g.
+        '/path/to/train*'. Paths go through `tf.io.gfile`, so gs:// and other registered
+        file systems work.
+
+    Returns:
+      A list of data files (a glob's matches sorted, as `tf.io.gfile.glob` returns them).
+
+    Raises:
+      ValueError: if no data files are found.
+    """
+    if isinstance(data_sources, (list, tuple)):
+        data_files = []
+        for source in data_sources:
+            data_files += get_data_files(source)
+    elif any(character in data_sources for character in _GLOB_CHARACTERS):
+        data_files = tf.io.gfile.glob(data_sources)
+    else:
+        data_files = [data_sources]
+    if not data_files:
+        raise ValueError('No data files found in %s' % (data_sources,))
+    return data_files
