@@ -197,7 +197,8 @@ def get_data_files(data_sources):
         file systems work.
 
     Returns:
-      A list of data files (a glob's matches sorted, as `tf.io.gfile.glob` returns them).
+      A list of data files; each glob's matches are sorted by name (tf_slim kept the
+      file system's order, which differs between machines).
 
     Raises:
       ValueError: if no data files are found.
@@ -207,7 +208,9 @@ def get_data_files(data_sources):
         for source in data_sources:
             data_files += get_data_files(source)
     elif any(character in data_sources for character in _GLOB_CHARACTERS):
-        data_files = tf.io.gfile.glob(data_sources)
+        # Sorted: gfile returns file-system order, and shuffle=False should read shards in
+        # name order on every machine.
+        data_files = sorted(tf.io.gfile.glob(data_sources))
     else:
         data_files = [data_sources]
     if not data_files:

@@ -1,0 +1,40 @@
+"""Shared test set-up: quiet TensorFlow logs, and small helpers to drain graph-mode pipelines."""
+
+import os
+
+os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+
+import pytest  # noqa: E402
+
+
+def drain(fetches, max_steps=10_000):
+    """Runs `fetches` in the default graph's session until OutOfRangeError; returns the values.
+
+    Initialises global and local variables (num_epochs counters), starts the queue runners
+    under a Coordinator, and stops and joins them at the end.
+    """
+    import tensorflow as tf
+    values = []
+    with tf.compat.v1.Session() as sess:
+        sess.run([tf.compat.v1.global_variables_initializer(),
+                  tf.compat.v1.local_variables_initializer()])
+        coord = tf.train.Coordinator()
+        threads = tf.compat.v1.train.start_queue_runners(sess=sess, coord=coord)
+        try:
+            for _ in range(max_steps):
+                values.append(sess.run(fetches))
+            raise AssertionError(f'no OutOfRangeError after {max_steps} steps')
+        except tf.errors.OutOfRangeError:
+            pass
+        finally:
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=10)
+    return values
+
+
+@pytest.fixture
+def graph():
+    """A fresh default graph, for the queue-based (graph mode) API."""
+    import tensorflow as tf
+    with tf.Graph().as_default() as g:
+        yield g
