@@ -1,0 +1,243 @@
+"""Building `tf.train.Example` records from plain Python and numpy values.
+
+A converter describes one record as a dict and lets this module pick the list type::
+
+    data = serialize_example({
+        'image/encoded': jpeg_bytes,             # bytes or str   -> bytes_list
+        'image/format': b'jpeg',
+        'image/class/label': 3,                  # int, bool      -> int64_list
+        'image/object/bbox/xmin': [0.1, 0.5],    # float          -> float_list
+        'image/shape': np.array([h, w, 3]),      # numpy arrays by dtype, flattened
+        'image/object/bbox/label': int64_feature(labels),  # built features pass through
+    })
+
+The rules, the same for `make_example` and the typed builders:
+
+- A value is a scalar, a flat list/tuple of scalars, or a numpy array of any shape (stored
+  flattened, in C order). Nested lists are refused: pass a numpy array to flatten them.
+- bytes and str (stored utf-8 encoded) go to a bytes_list; bool, int and numpy integer or bool
+  dtypes to an int64_list (bools as 0/1, ints must fit a signed 64-bit integer); float and
+  numpy floating dtypes to a float_list (float32: values are rounded to the nearest float32,
+  and a finite value too large for float32 is refused rather than stored as inf).
+- A list may mix int and float (a float_list) or bytes and str, nothing else.
+- numpy object arrays are read element by element like a list. numpy `S` (fixed-width bytes)
+  arrays drop trailing NUL bytes of their elements (numpy's own rule); keep binary data that
+  may end in NUL in a list of bytes or an object array.
+- An empty list has no type, so `make_example` refuses it: build it with `int64_feature([])`,
+  `float_feature([])` or `bytes_feature([])`. An empty numpy array has a dtype and is fine.
+- `float_feature` also takes ints (stored as floats); `int64_feature` refuses floats (cast on
+  purpose, e.g. with `np.rint(x).astype(np.int64)`).
+
+Anything else (None, dicts, complex numbers, ...) is a ValueError that names the feature key
+and says what was given. `serialize_example` serializes deterministically (map keys sorted),
+so the same dict gives the same bytes in every process: the sharded writer relies on it.
+"""
+
+import math
+from typing import Any, List, Mapping, Optional, Tuple
+
+import numpy as np
+
+from slimdata._tf import tf
+
+# Bound once: converters call these per example.
+_Feature = tf.train.Feature
+_Features = tf.train.Features
+_Example = tf.train.Example
+_Int64List = tf.train.Int64List
+_FloatList = tf.train.FloatList
+_BytesList = tf.train.BytesList
+
+_INT64 = 'int64'
+_FLOAT = 'float'
+_BYTES = 'bytes'
+
+# The common case, exact Python types protobuf takes as they are, skips the general rules.
+_EXACT_TYPE_KINDS = {bytes: _BYTES, int: _INT64, float: _FLOAT}
+
+# The smallest magnitude that rounds to inf in float32: the largest float32 plus half an ulp.
+_FLOAT32_OVERFLOW = 2.0**128 - 2.0**103
+_EXPECTED_VALUE = ('bytes, str, bool, int or float, a flat list/tuple of them, or a numpy '
+                   'array of a numeric, bool, bytes or str dtype')
+
+
+def _describe(value: Any) -> str:
+    """A short description of an offending value for error messages."""
+    text = repr(value)
+    if len(text) > 80:
+        text = text[:77] + '...'
+    return f'{type(value).__name__} {text}'
+
+
+def _scalar_kind(value: Any) -> str:
+    """The list type a single (non-container) value belongs to."""
+    if isinstance(value, (bytes, str, bytearray)):
+        return _BYTES
+    if isinstance(value, (int, np.integer, np.bool_)):  # bool is an int
+        return _INT64
+    if isinstance(value, (float, np.floating)):
+        return _FLOAT
+    if isinstance(value, (list, tuple, np.ndarray)):
+        raise ValueError(f'got a nested sequence (an element is {_describe(value)}); pass a flat '
+                         'list, or a numpy array, which is stored flattened')
+    raise ValueError(f'cannot store {_describe(value)}; expected {_EXPECTED_VALUE}')
+
+
+def _list_values(values: List[Any]) -> Tuple[List[Any], Optional[str]]:
+    """Converts a flat list of scalars to protobuf-ready values and their list type.
+
+    The type is None for an empty list, which has none.
+    """
+    exact_type = type(values[0]) if values else None
+    if exact_type in _EXACT_TYPE_KINDS and all(type(value) is exact_type for value in values):
+        return values, _EXACT_TYPE_KINDS[exact_type]
+    kinds = {_scalar_kind(value) for value in values}
+    if not kinds:
+        return [], None
+    if kinds == {_BYTES}:
+        return [value.encode('utf-8') if isinstance(value, str) else bytes(value)
+                for value in values], _BYTES
+    if kinds == {_INT64}:
+        return [int(value) for value in values], _INT64
+    if kinds <= {_INT64, _FLOAT}:
+        return [float(value) for value in values], _FLOAT
+    raise ValueError(f'the list mixes {" and ".join(sorted(kinds))} values; a feature holds '
+                     'one type')
+
+
+def _array_values(array: np.ndarray) -> Tuple[List[Any], Optional[str]]:
+    """Converts a numpy array (any shape, flattened) to protobuf-ready values and list type."""
+    dtype_kind = array.dtype.kind
+    flat = array.ravel()
+    if dtype_kind in 'iu':
+        return flat.tolist(), _INT64
+    if dtype_kind == 'b':
+        return flat.astype(np.int64).tolist(), _INT64
+    if dtype_kind == 'f':
+        return flat.tolist(), _FLOAT
+    if dtype_kind == 'S':
+        return flat.tolist(), _BYTES
+    if dtype_kind == 'U':
+        return [text.encode('utf-8') for text in flat.tolist()], _BYTES
+    if dtype_kind == 'O':
+        return _list_values(flat.tolist())
+    raise ValueError(f'cannot store a numpy array of dtype {array.dtype}; expected '
+                     f'{_EXPECTED_VALUE}')
+
+
+def _values_and_kind(value: Any) -> Tuple[List[Any], Optional[str]]:
+    """Flattens `value` and finds its list type (None for an empty list)."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return _array_values(np.asarray(value))
+    if isinstance(value, (list, tuple)):
+        return _list_values(list(value))
+    return _list_values([value])
+
+
+def _check_float32_range(values: List[float]) -> None:
+    """Refuses finite values that float32 would turn into inf (silent data loss)."""
+    for value in values:
+        if abs(value) >= _FLOAT32_OVERFLOW and not math.isinf(value):
+            raise ValueError(f'{value!r} does not fit a float32 (it would be stored as inf)')
+
+
+def _build(kind: str, values: List[Any]) -> Any:
+    """Wraps protobuf-ready values in a `tf.train.Feature` of list type `kind`."""
+    if kind == _BYTES:
+        return _Feature(bytes_list=_BytesList(value=values))
+    if kind == _FLOAT:
+        _check_float32_range(values)
+        return _Feature(float_list=_FloatList(value=values))
+    try:
+        return _Feature(int64_list=_Int64List(value=values))
+    except ValueError as error:  # protobuf's range check: ints beyond signed 64 bits
+        raise ValueError(f'an integer does not fit int64 ({error})') from error
+
+
+def _typed_feature(builder: str, value: Any, accepted: Tuple[str, ...], expected: str) -> Any:
+    """Builds a feature of list type `accepted[0]` from values of any `accepted` type."""
+    try:
+        values, kind = _values_and_kind(value)
+        if kind is not None and kind not in accepted:
+            raise ValueError(f'expected {expected}, got {_describe(value)}')
+        return _build(accepted[0], values)
+    except ValueError as error:
+        raise ValueError(f'{builder}: {error}') from error
+
+
+def int64_feature(value: Any) -> Any:
+    """A `tf.train.Feature` with an int64_list.
+
+    Args:
+      value: an int or bool, a flat list/tuple of them, or a numpy array of an integer or
+        bool dtype (any shape, flattened). Bools are stored as 0/1.
+
+    Raises:
+      ValueError: for floats, strings and anything else, or ints outside int64's range.
+    """
+    return _typed_feature('int64_feature', value, (_INT64,),
+                          'ints or bools (or an integer/bool numpy array)')
+
+
+def float_feature(value: Any) -> Any:
+    """A `tf.train.Feature` with a float_list (float32).
+
+    Args:
+      value: a float or int, a flat list/tuple of them, or a numpy array of a floating,
+        integer or bool dtype (any shape, flattened). Values are rounded to float32.
+
+    Raises:
+      ValueError: for strings and anything else, or finite values too large for float32.
+    """
+    return _typed_feature('float_feature', value, (_FLOAT, _INT64),
+                          'floats or ints (or a numeric numpy array)')
+
+
+def bytes_feature(value: Any) -> Any:
+    """A `tf.train.Feature` with a bytes_list.
+
+    Args:
+      value: bytes or str (stored utf-8 encoded), a flat list/tuple of them, or a numpy array
+        of a bytes (`S`), str (`U`) or object dtype holding bytes/str (any shape, flattened).
+
+    Raises:
+      ValueError: for numbers and anything else.
+    """
+    return _typed_feature('bytes_feature', value, (_BYTES,),
+                          'bytes or str (or a bytes/str numpy array)')
+
+
+def make_example(features: Mapping[str, Any]) -> Any:
+    """Builds a `tf.train.Example` from feature key -> value, inferring each list type.
+
+    Args:
+      features: feature key (str) -> a value as described in the module docstring, or a
+        `tf.train.Feature` (e.g. from `int64_feature`), which is used as it is.
+
+    Returns:
+      The `tf.train.Example`.
+
+    Raises:
+      ValueError: naming the key, for a value that cannot be mapped to one list type.
+    """
+    built = {}
+    for key, value in features.items():
+        if not isinstance(key, str):
+            raise ValueError(f'feature keys must be str, got {_describe(key)}')
+        if isinstance(value, _Feature):
+            built[key] = value
+            continue
+        try:
+            values, kind = _values_and_kind(value)
+            if kind is None:
+                raise ValueError('an empty list has no type; build it with int64_feature([]), '
+                                 'float_feature([]) or bytes_feature([])')
+            built[key] = _build(kind, values)
+        except ValueError as error:
+            raise ValueError(f'feature {key!r}: {error}') from error
+    return _Example(features=_Features(feature=built))
+
+
+def serialize_example(features: Mapping[str, Any]) -> bytes:
+    """`make_example(features)` serialized deterministically (map keys sorted)."""
+    return make_example(features).SerializeToString(deterministic=True)
