@@ -1,0 +1,520 @@
+"""Image classification in the models/research/slim layout: converters and descriptors.
+
+Records are those of models/research/slim's `download_and_convert_*` scripts::
+
+    image/encoded      the image's bytes (a source JPEG/PNG unchanged; MNIST digits as PNG)
+    image/format       b'jpeg', b'png' (or b'raw', in records made by other tools)
+    image/class/label  int64
+    image/height, image/width  int64
+
+Converters:
+
+  `convert_image_folder(src, ..., layout='class_folders')`: `src/<class>/<image>`; the class
+      folders, sorted by name, get labels 0..n-1 (as slim's flowers converter does). Files
+      directly in `src` (a LICENSE, a README) are not part of the layout and are not read.
+  `convert_image_folder(src, ..., layout='labelled_filenames')`: a flat folder of
+      `<name>_<label>.<ext>` files. If every label is a non-negative integer, it is the label
+      id (`cat_3.jpg` -> 3); otherwise every label is a class name (`x_cat.jpg`), and the
+      names, sorted, get ids 0..n-1.
+  `convert_mnist_idx(src_dir, ...)`: the MNIST idx files (`train-images-idx3-ubyte`,
+      `train-labels-idx1-ubyte`, `t10k-...`, each optionally `.gz`), parsed here and checked
+      (magic numbers, sizes, counts); digits are stored as PNG.
+
+Images are identified by their bytes, not their names: a file that is not a JPEG or PNG is an
+error naming it, or with `on_non_image='skip'` is left out and counted in the train split's
+summary. Every image is decoded once with Pillow, so a corrupt one is an error naming it.
+The train/validation split is a seeded shuffle of the sorted file list: the same files and
+seed give the same split on any machine.
+
+Descriptors: `get_split(name, split, dataset_dir)` for 'mnist', 'cifar10', 'flowers' (with
+slim's published sizes and label names as fallbacks) and 'image_folder' (anything converted
+by `convert_image_folder`; sizes and labels only from its `dataset_info.json`). Items: `image`
+and `label`.
+"""
+
+import argparse
+import dataclasses
+import gzip
+import os
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+from slimdata import dataset_info
+from slimdata import tfexample_decoder
+from slimdata._tf import tf
+from slimdata.dataset import Dataset
+from slimdata.datasets import convert_utils
+from slimdata.datasets import dataset_utils
+from slimdata.example import serialize_example
+from slimdata.writer import WriteSummary, write_sharded
+
+ON_NON_IMAGE_CHOICES = ('error', 'skip')
+NON_IMAGE_REASON = 'not a JPEG or PNG image'
+
+_ITEMS_TO_DESCRIPTIONS = {
+    'image': 'A color image of varying size (fixed size for mnist and cifar10).',
+    'label': 'A single integer class label.',
+}
+
+#: MNIST record split -> the prefix of its idx files.
+MNIST_FILE_PREFIXES = {'train': 'train', 'test': 't10k'}
+_IDX_IMAGES_MAGIC = 2051  # 0x00000803: unsigned bytes, 3 dimensions
+_IDX_LABELS_MAGIC = 2049  # 0x00000801: unsigned bytes, 1 dimension
+_MNIST_NAMES = ('zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight',
+                'nine')
+
+
+@dataclasses.dataclass(frozen=True)
+class ClassificationDatasetInfo:
+    """The published facts of a classification dataset (models/research/slim/datasets).
+
+    Attributes:
+      splits_to_sizes: split name -> number of examples.
+      labels_to_names: label id -> class name.
+      image_shape: [height, width, channels] when every image has it, else None.
+    """
+    splits_to_sizes: Mapping[str, int]
+    labels_to_names: Mapping[int, str]
+    image_shape: Optional[Tuple[int, int, int]] = None
+
+
+#: Fallbacks for records without `dataset_info.json`.
+PUBLISHED_DATASETS = {
+    'mnist': ClassificationDatasetInfo(
+        splits_to_sizes={'train': 60000, 'test': 10000},
+        labels_to_names=dict(enumerate(_MNIST_NAMES)), image_shape=(28, 28, 1)),
+    'cifar10': ClassificationDatasetInfo(
+        splits_to_sizes={'train': 50000, 'test': 10000},
+        labels_to_names=dict(enumerate(('airplane', 'automobile', 'bird', 'cat', 'deer', 'dog',
+                                        'frog', 'horse', 'ship', 'truck'))),
+        image_shape=(32, 32, 3)),
+    'flowers': ClassificationDatasetInfo(
+        splits_to_sizes={'train': 3320, 'validation': 350},
+        labels_to_names=dict(enumerate(('daisy', 'dandelion', 'roses', 'sunflowers',
+                                        'tulips')))),
+}
+#: The descriptor of folders converted by `convert_image_folder` (no published facts).
+IMAGE_FOLDER = 'image_folder'
+
+
+# ----------------------------------------------------------------------------------------
+# Record layout and descriptors
+
+
+def keys_to_features() -> Dict[str, Any]:
+    """The feature specs of slim's classification records."""
+    return {
+        'image/encoded': tf.io.FixedLenFeature((), tf.string, default_value=''),
+        'image/format': tf.io.FixedLenFeature((), tf.string, default_value='png'),
+        'image/class/label': tf.io.FixedLenFeature([1], tf.int64, default_value=[0]),
+        'image/height': tf.io.FixedLenFeature((), tf.int64, default_value=0),
+        'image/width': tf.io.FixedLenFeature((), tf.int64, default_value=0),
+    }
+
+
+def items_to_handlers(image_shape: Optional[Sequence[int]] = None) -> Dict[str, Any]:
+    """`image` (reshaped to `image_shape` when given; 3 channels otherwise) and `label`."""
+    channels = image_shape[2] if image_shape else 3
+    return {
+        'image': tfexample_decoder.Image(shape=list(image_shape) if image_shape else None,
+                                         channels=channels),
+        'label': tfexample_decoder.Tensor('image/class/label', shape=[]),
+    }
+
+
+def get_split(dataset_name: str, split_name: str, dataset_dir: str,
+              file_pattern: Optional[str] = None, reader: Optional[Any] = None) -> Dataset:
+    """The Dataset of one split of a classification dataset.
+
+    Args:
+      dataset_name: 'mnist', 'cifar10', 'flowers' or 'image_folder'.
+      split_name: e.g. 'train', 'validation', 'test'.
+      dataset_dir: the folder of the shards.
+      file_pattern: a pattern with one `%s` for the split; defaults to `%s-*.tfrecord`. For
+        records made by models/research/slim's scripts pass theirs, e.g.
+        'mnist_%s.tfrecord', 'cifar10_%s.tfrecord', 'flowers_%s_*.tfrecord'.
+      reader: the reader class; defaults to `tf.compat.v1.TFRecordReader`.
+
+    Returns:
+      A Dataset with items `image` and `label` and the attributes `num_classes` and
+      `labels_to_names`.
+
+    Raises:
+      ValueError: for an unknown dataset or split, or an 'image_folder' folder that has not
+        been converted (no `dataset_info.json`).
+    """
+    if dataset_name == IMAGE_FOLDER:
+        if dataset_info.read_dataset_info(dataset_dir) is None:
+            raise ValueError(
+                f'{dataset_dir} has no {dataset_info.DATASET_INFO_FILENAME}'
+                f'{"" if dataset_info.has_labels_file(dataset_dir) else " and no labels.txt"}'
+                '; an image_folder dataset has no published sizes or labels. Convert the '
+                'images first with `slimdata convert image_folder SRC '
+                f'{dataset_dir}` (datasets.classification.convert_image_folder).')
+        return dataset_utils.make_dataset(
+            IMAGE_FOLDER, split_name, dataset_dir, keys_to_features(), items_to_handlers(),
+            _ITEMS_TO_DESCRIPTIONS, published_split_sizes={}, file_pattern=file_pattern,
+            reader=reader)
+    if dataset_name not in PUBLISHED_DATASETS:
+        raise ValueError(f'unknown classification dataset {dataset_name!r}; known: '
+                         f'{sorted(PUBLISHED_DATASETS) + [IMAGE_FOLDER]}')
+    published = PUBLISHED_DATASETS[dataset_name]
+    return dataset_utils.make_dataset(
+        dataset_name, split_name, dataset_dir, keys_to_features(),
+        items_to_handlers(published.image_shape), _ITEMS_TO_DESCRIPTIONS,
+        published.splits_to_sizes, published.labels_to_names, file_pattern=file_pattern,
+        reader=reader, num_classes=len(published.labels_to_names))
+
+
+# ----------------------------------------------------------------------------------------
+# Encoding one example
+
+
+def encode_image_file(item: Tuple[str, int]) -> bytes:
+    """Serializes one (path, label): the file's bytes unchanged, its size from Pillow.
+
+    Raises:
+      ValueError: naming the file, if it is not a JPEG/PNG or does not decode.
+    """
+    path, label = item
+    image = convert_utils.read_image(path)
+    return _serialize(image.data, image.format, label, image.height, image.width)
+
+
+def encode_pixels(item: Tuple[np.ndarray, int]) -> bytes:
+    """Serializes one (uint8 [height, width] pixels, label) as a PNG example."""
+    pixels, label = item
+    return _serialize(convert_utils.encode_png(pixels), 'png', label, *pixels.shape[:2])
+
+
+def _serialize(encoded: bytes, image_format: str, label: int, height: int,
+               width: int) -> bytes:
+    return serialize_example({'image/encoded': encoded, 'image/format': image_format,
+                              'image/class/label': int(label), 'image/height': int(height),
+                              'image/width': int(width)})
+
+
+# ----------------------------------------------------------------------------------------
+# Listing image folders
+
+
+@dataclasses.dataclass
+class ImageListing:
+    """The labelled images of a source folder.
+
+    Attributes:
+      items: (path, label id) pairs, sorted by path.
+      labels_to_names: label id -> class name.
+      skipped: reason -> paths left out (only with on_non_image='skip').
+    """
+    items: List[Tuple[str, int]]
+    labels_to_names: Dict[int, str]
+    skipped: Dict[str, List[str]]
+
+
+class _ImageFilter:
+    """Decides which files are images, refusing or counting the others."""
+
+    def __init__(self, on_non_image: str):
+        if on_non_image not in ON_NON_IMAGE_CHOICES:
+            raise ValueError(f'on_non_image must be one of {ON_NON_IMAGE_CHOICES}, '
+                             f'got {on_non_image!r}')
+        self._skip = on_non_image == 'skip'
+        self.skipped: Dict[str, List[str]] = {}
+
+    def is_image(self, path: str) -> bool:
+        """True for a JPEG/PNG file; False (counted) or ValueError for anything else."""
+        is_folder = tf.io.gfile.isdir(path)
+        if not is_folder and convert_utils.sniff_image_format(path):
+            return True
+        if not self._skip:
+            raise ValueError(f'{path} is {"a folder" if is_folder else NON_IMAGE_REASON}; '
+                             'remove it, or pass on_non_image=\'skip\' (--skip-non-images) '
+                             'to leave such entries out')
+        self.skipped.setdefault(NON_IMAGE_REASON, []).append(path)
+        return False
+
+
+def list_class_folders(src: str, on_non_image: str = 'error') -> ImageListing:
+    """Lists `src/<class>/<image>`: class folders sorted by name get labels 0..n-1.
+
+    Raises:
+      ValueError: for a folder without class folders, or (with on_non_image='error') a file
+        or folder in a class folder that is not a JPEG/PNG image.
+    """
+    image_filter = _ImageFilter(on_non_image)
+    class_names = [name for name in convert_utils.sorted_listdir(src)
+                   if tf.io.gfile.isdir(os.path.join(src, name))]
+    if not class_names:
+        raise ValueError(f'{src} has no class folders; the class_folders layout is '
+                         'SRC/<class name>/<image files>')
+    items = []
+    for label, class_name in enumerate(class_names):
+        class_dir = os.path.join(src, class_name)
+        items += [(path, label) for path in
+                  (os.path.join(class_dir, name)
+                   for name in convert_utils.sorted_listdir(class_dir))
+                  if image_filter.is_image(path)]
+    return ImageListing(items, dict(enumerate(class_names)), image_filter.skipped)
+
+
+def label_of_filename(name: str) -> Optional[str]:
+    """The `<label>` of `<name>_<label>.<ext>` (None if the name has no such part)."""
+    stem = name.rsplit('.', 1)[0] if '.' in name else name
+    _, underscore, label = stem.rpartition('_')
+    return label if underscore and label else None
+
+
+def list_labelled_filenames(src: str, on_non_image: str = 'error') -> ImageListing:
+    """Lists a flat folder of `<name>_<label>.<ext>` images (see the module docstring).
+
+    Raises:
+      ValueError: for an image whose name carries no label, or (with on_non_image='error')
+        a file that is not a JPEG/PNG image.
+    """
+    image_filter = _ImageFilter(on_non_image)
+    labelled = []
+    for name in convert_utils.sorted_listdir(src):
+        path = os.path.join(src, name)
+        if image_filter.is_image(path):
+            label = label_of_filename(name)
+            if label is None:
+                raise ValueError(f'{path}: the labelled_filenames layout needs file names '
+                                 '<name>_<label>.<ext>, e.g. cat_3.jpg or img7_cat.png')
+            labelled.append((path, label))
+    if all(label.isascii() and label.isdigit() for _, label in labelled):
+        ids = sorted({int(label) for _, label in labelled})
+        return ImageListing([(path, int(label)) for path, label in labelled],
+                            {i: str(i) for i in ids}, image_filter.skipped)
+    names = sorted({label for _, label in labelled})
+    ids = {name: i for i, name in enumerate(names)}
+    return ImageListing([(path, ids[label]) for path, label in labelled],
+                        dict(enumerate(names)), image_filter.skipped)
+
+
+_LISTERS: Dict[str, Callable[[str, str], ImageListing]] = {
+    'class_folders': list_class_folders,
+    'labelled_filenames': list_labelled_filenames,
+}
+LAYOUTS = tuple(_LISTERS)
+
+
+# ----------------------------------------------------------------------------------------
+# MNIST idx files
+
+
+def read_idx(path: str, magic: int) -> np.ndarray:
+    """Parses an idx file of unsigned bytes (optionally gzipped) into a uint8 array.
+
+    The idx format: a big-endian uint32 magic (0x08 = unsigned byte in its third byte, the
+    number of dimensions in its fourth), one big-endian uint32 per dimension, then the data.
+
+    Raises:
+      ValueError: naming the file, for a bad magic number, a short header, or data that is
+        shorter or longer than the dimensions say.
+    """
+    data = convert_utils.read_file(path)
+    if path.endswith('.gz'):
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as error:
+            raise ValueError(f'{path}: not a valid gzip file ({error})') from error
+    if len(data) < 4 or int.from_bytes(data[:4], 'big') != magic:
+        found = int.from_bytes(data[:4], 'big') if len(data) >= 4 else data
+        raise ValueError(f'{path}: bad magic number {found!r}, expected {magic} '
+                         '(is it an MNIST idx file of the right kind?)')
+    num_dims = magic & 0xFF
+    header_size = 4 + 4 * num_dims
+    if len(data) < header_size:
+        raise ValueError(f'{path}: truncated header ({len(data)} bytes, expected '
+                         f'{header_size})')
+    dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], 'big') for i in range(num_dims)]
+    expected = header_size + int(np.prod(dims))
+    if len(data) != expected:
+        raise ValueError(f'{path}: {"truncated" if len(data) < expected else "trailing data"}: '
+                         f'dimensions {dims} need {expected} bytes, the file has {len(data)}')
+    return np.frombuffer(data, dtype=np.uint8, offset=header_size).reshape(dims)
+
+
+def find_idx_file(src_dir: str, name: str) -> str:
+    """The path of `name` or `name.gz` in `src_dir` (the plain file if both exist).
+
+    Raises:
+      ValueError: if neither exists.
+    """
+    for candidate in (name, name + '.gz'):
+        path = os.path.join(src_dir, candidate)
+        if tf.io.gfile.exists(path):
+            return path
+    raise ValueError(f'no {name} or {name}.gz in {src_dir}')
+
+
+def read_mnist_split(src_dir: str, prefix: str) -> List[Tuple[np.ndarray, int]]:
+    """The (pixels, label) pairs of `<prefix>-images-idx3-ubyte` and its labels file.
+
+    Raises:
+      ValueError: naming the file(s), for a bad file, differing image and label counts, or a
+        label that is not a digit 0-9.
+    """
+    images_path = find_idx_file(src_dir, f'{prefix}-images-idx3-ubyte')
+    labels_path = find_idx_file(src_dir, f'{prefix}-labels-idx1-ubyte')
+    images = read_idx(images_path, _IDX_IMAGES_MAGIC)
+    labels = read_idx(labels_path, _IDX_LABELS_MAGIC)
+    if len(images) != len(labels):
+        raise ValueError(f'{images_path} holds {len(images)} images but {labels_path} holds '
+                         f'{len(labels)} labels')
+    bad = np.flatnonzero(labels >= len(_MNIST_NAMES))
+    if bad.size:
+        raise ValueError(f'{labels_path}: label {labels[bad[0]]} at index {bad[0]} is not a '
+                         'digit 0-9')
+    return [(image, int(label)) for image, label in zip(images, labels)]
+
+
+# ----------------------------------------------------------------------------------------
+# Converters
+
+
+def convert_image_folder(src: str, output_dir: str, layout: str = 'class_folders',
+                         validation_ratio: float = 0.1, seed: Optional[int] = 0,
+                         num_shards: int = 5, workers: int = 1,
+                         on_non_image: str = 'error') -> Dict[str, WriteSummary]:
+    """Converts a folder of labelled images to 'train' and 'validation' record splits.
+
+    Args:
+      src: the source folder, in `layout`.
+      output_dir: the folder of the shards, `dataset_info.json` and `labels.txt`.
+      layout: 'class_folders' or 'labelled_filenames' (see the module docstring).
+      validation_ratio: the share of images in the 'validation' split, in [0, 1); 0 writes
+        only 'train'.
+      seed: the seed of the split and of the order in the shards; None keeps the sorted
+        order (and takes the validation images from its start).
+      num_shards, workers: see `slimdata.writer.write_sharded` (per split).
+      on_non_image: 'error', or 'skip' to leave out files that are not JPEG/PNG images
+        (counted in the 'train' summary's `skipped`).
+
+    Returns:
+      split -> its WriteSummary.
+    """
+    if layout not in _LISTERS:
+        raise ValueError(f'unknown layout {layout!r}; expected one of {LAYOUTS}')
+    listing = _LISTERS[layout](src, on_non_image)
+    if not listing.items:
+        skipped = sum(len(paths) for paths in listing.skipped.values())
+        raise ValueError(f'{src} holds no JPEG or PNG images in the {layout} layout'
+                         f'{f" ({skipped} other files skipped)" if skipped else ""}')
+    train, validation = convert_utils.split_train_validation(listing.items, validation_ratio,
+                                                             seed)
+    summaries = _write_splits(IMAGE_FOLDER, {'train': train, 'validation': validation},
+                              encode_image_file, output_dir, num_shards, workers,
+                              listing.labels_to_names, extra={'layout': layout})
+    for reason, paths in listing.skipped.items():
+        # Skipped while listing, before any split existed: reported once, with 'train'.
+        summaries['train'].skipped.setdefault(reason, []).extend(paths)
+    return summaries
+
+
+def convert_mnist_idx(src_dir: str, output_dir: str, validation_ratio: float = 0.0,
+                      seed: Optional[int] = 0, num_shards: int = 1,
+                      workers: int = 1) -> Dict[str, WriteSummary]:
+    """Converts the MNIST idx files of `src_dir` to 'train', 'test' (and 'validation').
+
+    Works for any dataset in MNIST's files and label range (e.g. Fashion-MNIST).
+
+    Args:
+      src_dir: the folder of train-images-idx3-ubyte, train-labels-idx1-ubyte,
+        t10k-images-idx3-ubyte and t10k-labels-idx1-ubyte (each optionally .gz).
+      output_dir: the folder of the shards, `dataset_info.json` and `labels.txt`.
+      validation_ratio: the share of the training images held out as 'validation'; 0 (the
+        default) keeps MNIST's published splits.
+      seed: the seed of the split and of the order in the shards; None keeps the files'
+        order.
+      num_shards, workers: see `slimdata.writer.write_sharded` (per split).
+
+    Returns:
+      split -> its WriteSummary.
+    """
+    train, validation = convert_utils.split_train_validation(
+        read_mnist_split(src_dir, MNIST_FILE_PREFIXES['train']), validation_ratio, seed)
+    test = convert_utils.deterministic_shuffle(
+        read_mnist_split(src_dir, MNIST_FILE_PREFIXES['test']), seed)
+    return _write_splits('mnist', {'train': train, 'validation': validation, 'test': test},
+                         encode_pixels, output_dir, num_shards, workers,
+                         PUBLISHED_DATASETS['mnist'].labels_to_names)
+
+
+def _write_splits(dataset_name: str, splits: Mapping[str, List[Any]],
+                  encode: Callable[[Any], bytes], output_dir: str, num_shards: int,
+                  workers: int, labels_to_names: Mapping[int, str],
+                  extra: Optional[Mapping[str, Any]] = None) -> Dict[str, WriteSummary]:
+    """Writes every non-empty split and records them all in `dataset_info.json`."""
+    summaries = {split: write_sharded(items, encode, output_dir, split, num_shards, workers,
+                                      desc=f'{dataset_name} {split}')
+                 for split, items in splits.items() if items}
+    dataset_info.write_dataset_info(
+        output_dir, dataset_name, {split: s.shards for split, s in summaries.items()},
+        labels_to_names=labels_to_names, keys_to_features=keys_to_features(),
+        extra={'num_classes': max(labels_to_names) + 1, **(extra or {})})
+    return summaries
+
+
+# ----------------------------------------------------------------------------------------
+# Command line (wired into `slimdata convert` by the CLI)
+
+
+def add_image_folder_arguments(parser: argparse.ArgumentParser) -> None:
+    """Adds the options of `run_image_folder` to `parser`."""
+    parser.description = (
+        'Convert a folder of labelled JPEG/PNG images to slim classification TFRecords '
+        '(train and validation splits). Layouts: class_folders = SRC/<class>/<image> (classes '
+        'sorted by name get ids 0..n-1); labelled_filenames = SRC/<name>_<label>.<ext> (an '
+        'integer label is the id; otherwise labels are class names, sorted into ids).')
+    parser.add_argument('src', help='the folder of images')
+    parser.add_argument('output_dir', help='folder for the shards, dataset_info.json, '
+                                           'labels.txt')
+    parser.add_argument('--layout', choices=LAYOUTS, default='class_folders',
+                        help='how labels are given (default: %(default)s)')
+    parser.add_argument('--validation-ratio', type=float, default=0.1,
+                        help='share of images held out as the validation split '
+                             '(default: %(default)s)')
+    parser.add_argument('--skip-non-images', action='store_true',
+                        help='leave out (and count) files that are not JPEG/PNG images '
+                             'instead of stopping')
+    convert_utils.add_writer_arguments(parser, default_num_shards=5)
+
+
+def run_image_folder(args: argparse.Namespace) -> Dict[str, WriteSummary]:
+    """Runs `convert_image_folder` with the parsed options, printing the summaries."""
+    return _print_summaries(convert_image_folder(
+        args.src, args.output_dir, layout=args.layout, validation_ratio=args.validation_ratio,
+        seed=args.seed, num_shards=args.num_shards, workers=args.workers,
+        on_non_image='skip' if args.skip_non_images else 'error'))
+
+
+def add_mnist_arguments(parser: argparse.ArgumentParser) -> None:
+    """Adds the options of `run_mnist` to `parser`."""
+    parser.description = (
+        'Convert MNIST idx files to slim classification TFRecords (train and test splits, '
+        'digits stored as PNG). Expects SRC_DIR with train-images-idx3-ubyte, '
+        'train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, each '
+        'optionally gzipped (.gz).')
+    parser.add_argument('src_dir', help='the folder of the idx files')
+    parser.add_argument('output_dir', help='folder for the shards, dataset_info.json, '
+                                           'labels.txt')
+    parser.add_argument('--validation-ratio', type=float, default=0.0,
+                        help='share of the training images held out as a validation split '
+                             '(default: %(default)s, MNIST\'s own train/test)')
+    convert_utils.add_writer_arguments(parser, default_num_shards=1)
+
+
+def run_mnist(args: argparse.Namespace) -> Dict[str, WriteSummary]:
+    """Runs `convert_mnist_idx` with the parsed options, printing the summaries."""
+    return _print_summaries(convert_mnist_idx(
+        args.src_dir, args.output_dir, validation_ratio=args.validation_ratio, seed=args.seed,
+        num_shards=args.num_shards, workers=args.workers))
+
+
+def _print_summaries(summaries: Dict[str, WriteSummary]) -> Dict[str, WriteSummary]:
+    for summary in summaries.values():
+        print(summary.format())
+    return summaries

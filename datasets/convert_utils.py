@@ -1,0 +1,169 @@
+"""What the image converters share: source images, deterministic order, writer options.
+
+Converters pass image bytes through unchanged (never re-encoded), so a record holds exactly
+the bytes of the source file. This module identifies a file's format from its first bytes
+(not its extension), reads the size from the header and decodes the pixels once with Pillow,
+so a corrupt file fails at conversion time with its name rather than in the middle of a
+training run. It also orders source items deterministically (a seeded shuffle, a seeded
+train/validation split) and declares the writer options every converter's command line
+offers. (Records are built with `slimdata.example.serialize_example`.)
+"""
+
+import argparse
+import dataclasses
+import io
+import random
+from typing import List, Optional, Sequence, Tuple, TypeVar
+
+import numpy as np
+from PIL import Image
+
+from slimdata._tf import tf
+
+T = TypeVar('T')
+
+#: The leading bytes of the formats `tfexample_decoder.Image` decodes and converters store.
+_SIGNATURES = {b'\xff\xd8\xff': 'jpeg', b'\x89PNG\r\n\x1a\n': 'png'}
+_SIGNATURE_LENGTH = max(len(signature) for signature in _SIGNATURES)
+
+#: What Pillow raises on a file it cannot parse or decode (truncated data, a broken chunk,
+#: an absurd size).
+_PILLOW_ERRORS = (OSError, SyntaxError, ValueError, EOFError, Image.DecompressionBombError)
+
+
+@dataclasses.dataclass(frozen=True)
+class EncodedImage:
+    """An image file's bytes as stored in a record, and what its header says.
+
+    Attributes:
+      data: the file's bytes, unchanged.
+      format: 'jpeg' or 'png', from the bytes.
+      height: rows, from the header.
+      width: columns, from the header.
+    """
+    data: bytes
+    format: str
+    height: int
+    width: int
+
+
+def image_format_of(data: bytes) -> Optional[str]:
+    """Returns 'jpeg' or 'png' from the leading bytes of `data`, or None for anything else."""
+    for signature, image_format in _SIGNATURES.items():
+        if data.startswith(signature):
+            return image_format
+    return None
+
+
+def sniff_image_format(path: str) -> Optional[str]:
+    """Returns 'jpeg' or 'png' from the first bytes of the file `path`, or None."""
+    with tf.io.gfile.GFile(path, 'rb') as f:
+        return image_format_of(f.read(_SIGNATURE_LENGTH))
+
+
+def read_file(path: str) -> bytes:
+    """Returns the bytes of `path`; `tf.io.gfile` so that `gs://` and the like work too."""
+    with tf.io.gfile.GFile(path, 'rb') as f:
+        return f.read()
+
+
+def sorted_listdir(path: str) -> List[str]:
+    """The entry names of the folder `path`, sorted (empty if there is no such folder).
+
+    Sorting makes every listing, and so every conversion, independent of the order in which
+    the file system happens to list a folder.
+    """
+    if not tf.io.gfile.isdir(path):
+        return []
+    return sorted(name.rstrip('/') for name in tf.io.gfile.listdir(path))
+
+
+def decode_with_pillow(data: bytes, path: str) -> Image.Image:
+    """Decodes all of `data` with Pillow (catching truncation), or raises naming `path`.
+
+    Raises:
+      ValueError: if Pillow cannot parse or fully decode the bytes.
+    """
+    try:
+        image = Image.open(io.BytesIO(data))
+        image.load()
+    except _PILLOW_ERRORS as error:
+        raise ValueError(f'{path}: corrupt or unreadable image ({type(error).__name__}: '
+                         f'{error})') from error
+    return image
+
+
+def read_image(path: str) -> EncodedImage:
+    """Reads a JPEG or PNG file for storing as is, after checking that it decodes.
+
+    Raises:
+      ValueError: naming the file, if it is neither JPEG nor PNG (by its bytes) or corrupt.
+    """
+    data = read_file(path)
+    image_format = image_format_of(data)
+    if image_format is None:
+        raise ValueError(f'{path} is not a JPEG or PNG image (it starts with '
+                         f'{data[:_SIGNATURE_LENGTH]!r})')
+    width, height = decode_with_pillow(data, path).size
+    return EncodedImage(data=data, format=image_format, height=height, width=width)
+
+
+def encode_png(pixels: np.ndarray) -> bytes:
+    """Encodes a uint8 array, [height, width] or [height, width, 1], as a grayscale PNG.
+
+    Pillow's PNG encoder with fixed settings is deterministic, so the same pixels always give
+    the same bytes (converters are byte-reproducible).
+    """
+    if pixels.dtype != np.uint8:
+        raise ValueError(f'encode_png expects uint8 pixels, got {pixels.dtype}')
+    buffer = io.BytesIO()
+    Image.fromarray(pixels.reshape(pixels.shape[:2])).save(buffer, format='PNG')
+    return buffer.getvalue()
+
+
+def deterministic_shuffle(items: Sequence[T], seed: Optional[int]) -> List[T]:
+    """Returns `items` shuffled by `seed` (the same order for the same items and seed).
+
+    The caller passes items in a canonical order (sorted paths, the order of a list file),
+    never the file system's listing order, so the result does not depend on the disk.
+    `seed=None` keeps that order.
+    """
+    shuffled = list(items)
+    if seed is not None:
+        random.Random(seed).shuffle(shuffled)
+    return shuffled
+
+
+def split_train_validation(items: Sequence[T], validation_ratio: float,
+                           seed: Optional[int]) -> Tuple[List[T], List[T]]:
+    """Splits items into (train, validation), reproducibly.
+
+    Items are shuffled by `seed` (see `deterministic_shuffle`) and the first
+    `round(len(items) * validation_ratio)` (Python's round: ties to even) become the
+    validation split.
+
+    Raises:
+      ValueError: if the ratio is outside [0, 1), or leaves a split it asks for empty.
+    """
+    if not 0 <= validation_ratio < 1:
+        raise ValueError(f'validation_ratio must be in [0, 1), got {validation_ratio}')
+    shuffled = deterministic_shuffle(items, seed)
+    num_validation = round(len(shuffled) * validation_ratio)
+    if validation_ratio > 0 and not 0 < num_validation < len(shuffled):
+        raise ValueError(f'validation_ratio {validation_ratio} of {len(shuffled)} items leaves '
+                         f'{"the validation" if num_validation == 0 else "the train"} split '
+                         'empty; use more items or another ratio')
+    return shuffled[num_validation:], shuffled[:num_validation]
+
+
+def add_writer_arguments(parser: argparse.ArgumentParser, default_num_shards: int) -> None:
+    """Adds the options every converter passes to `slimdata.writer.write_sharded`."""
+    parser.add_argument('--num-shards', type=int, default=default_num_shards,
+                        help='TFRecord files per split (default: %(default)s)')
+    parser.add_argument('--workers', type=int, default=1,
+                        help='processes that read and validate the source files '
+                             '(default: %(default)s)')
+    parser.add_argument('--seed', type=int, default=0,
+                        help='seed of the order of the examples in the shards (and of the '
+                             'train/validation split, where there is one); the same seed gives '
+                             'the same files (default: %(default)s)')

@@ -1,0 +1,594 @@
+"""Semantic segmentation in the deeplab layout: converters and descriptors.
+
+Records are those of tensorflow/models research/deeplab (`build_voc2012_data.py`,
+`build_cityscapes_data.py`, `build_ade20k_data.py`), so deeplab's input code reads them
+unchanged::
+
+    image/encoded                     the image file's bytes, unchanged
+    image/filename                    the image id, e.g. b'2007_000032'
+    image/format                      b'jpeg' or b'png', from the bytes
+    image/height, image/width         int64
+    image/channels                    3
+    image/segmentation/class/encoded  a one-channel PNG of class indices
+    image/segmentation/class/format   b'png'
+
+Converters read three source trees:
+
+  pascal_voc_seg  VOC2012: ImageSets/Segmentation/<split>.txt, JPEGImages/<id>.jpg and
+                  SegmentationClassRaw/<id>.png (indices) or SegmentationClass/<id>.png
+                  (palette PNGs: the palette index is the class, 255 the boundary).
+  cityscapes      leftImg8bit/<split>/<city>/*_leftImg8bit.png and
+                  gtFine/<split>/<city>/*_gtFine_labelTrainIds.png; splits train, val, test
+                  are written as train_fine, val_fine, test_fine, as deeplab names them.
+  ade20k          ADEChallengeData2016: images/{training,validation}/*.jpg and
+                  annotations/{training,validation}/*.png; written as train, val.
+
+Every label map is stored as a freshly encoded 8-bit grayscale PNG of class indices (a palette
+PNG's indices are read directly, never through RGB colours). A label value that is neither
+below `num_classes` nor `ignore_label` is an error naming the file and the values, or, with
+`on_bad_label='ignore'`, becomes `ignore_label` and is counted in the summary.
+
+Descriptors: `get_split('pascal_voc_seg' | 'cityscapes' | 'ade20k', split, dataset_dir)`
+with items `image`, `image_name`, `height`, `width`, `labels_class` and the attributes
+`num_classes` and `ignore_label`, as deeplab's `segmentation_dataset.get_dataset` declares.
+"""
+
+import argparse
+import dataclasses
+import functools
+import logging
+import os
+from typing import Any, Dict, List, Mapping, Optional
+
+import numpy as np
+
+from slimdata import dataset_info
+from slimdata import tfexample_decoder
+from slimdata._tf import tf
+from slimdata.dataset import Dataset
+from slimdata.datasets import convert_utils
+from slimdata.datasets import dataset_utils
+from slimdata.example import serialize_example
+from slimdata.writer import EncodedExample, WriteSummary, write_sharded
+
+logger = logging.getLogger(__name__)
+
+ON_BAD_LABEL_CHOICES = ('error', 'ignore')
+BAD_LABEL_NOTE = 'label values mapped to ignore_label'
+
+VOC_LABEL_DIRS = ('SegmentationClassRaw', 'SegmentationClass')
+
+_VOC_NAMES = ('background', 'aeroplane', 'bicycle', 'bird', 'boat', 'bottle', 'bus', 'car',
+              'cat', 'chair', 'cow', 'diningtable', 'dog', 'horse', 'motorbike', 'person',
+              'pottedplant', 'sheep', 'sofa', 'train', 'tvmonitor')
+_CITYSCAPES_NAMES = ('road', 'sidewalk', 'building', 'wall', 'fence', 'pole', 'traffic light',
+                     'traffic sign', 'vegetation', 'terrain', 'sky', 'person', 'rider', 'car',
+                     'truck', 'bus', 'train', 'motorcycle', 'bicycle')
+
+#: Cityscapes source split folder -> the record split name deeplab uses.
+CITYSCAPES_SPLITS = {'train': 'train_fine', 'val': 'val_fine', 'test': 'test_fine'}
+#: ADE20K record split name -> its source folder.
+ADE20K_FOLDERS = {'train': 'training', 'val': 'validation'}
+
+_CITYSCAPES_IMAGE_SUFFIX = '_leftImg8bit.png'
+_CITYSCAPES_LABEL_SUFFIX = '_gtFine_labelTrainIds.png'
+
+_ITEMS_TO_DESCRIPTIONS = {
+    'image': 'A color image of varying height and width.',
+    'image_name': 'The image id (the file name without extension).',
+    'height': 'The image height.',
+    'width': 'The image width.',
+    'labels_class': ('A semantic segmentation label whose size matches the image; each pixel '
+                     'is a class index, or ignore_label.'),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class SegmentationDatasetInfo:
+    """The published facts of a segmentation dataset (deeplab's DatasetDescriptor).
+
+    Attributes:
+      splits_to_sizes: split name -> number of examples.
+      num_classes: classes including the background class, if there is one.
+      ignore_label: the label value of pixels to ignore.
+      labels_to_names: class index -> name, when published.
+    """
+    splits_to_sizes: Mapping[str, int]
+    num_classes: int
+    ignore_label: int
+    labels_to_names: Optional[Mapping[int, str]] = None
+
+
+#: Fallbacks for records without `dataset_info.json` (deeplab's data_generator.py).
+PUBLISHED_DATASETS = {
+    'pascal_voc_seg': SegmentationDatasetInfo(
+        splits_to_sizes={'train': 1464, 'train_aug': 10582, 'trainval': 2913, 'val': 1449},
+        num_classes=21, ignore_label=255, labels_to_names=dict(enumerate(_VOC_NAMES))),
+    'cityscapes': SegmentationDatasetInfo(
+        splits_to_sizes={'train_fine': 2975, 'train_coarse': 22973, 'trainval_fine': 3475,
+                         'trainval_coarse': 23473, 'val_fine': 500, 'test_fine': 1525},
+        num_classes=19, ignore_label=255, labels_to_names=dict(enumerate(_CITYSCAPES_NAMES))),
+    'ade20k': SegmentationDatasetInfo(
+        splits_to_sizes={'train': 20210, 'val': 2000}, num_classes=151, ignore_label=0),
+}
+
+
+# ----------------------------------------------------------------------------------------
+# Record layout and descriptors
+
+
+def keys_to_features() -> Dict[str, Any]:
+    """The feature specs of deeplab's records (defaults as deeplab declares them)."""
+    return {
+        'image/encoded': tf.io.FixedLenFeature((), tf.string, default_value=''),
+        'image/filename': tf.io.FixedLenFeature((), tf.string, default_value=''),
+        'image/format': tf.io.FixedLenFeature((), tf.string, default_value='jpeg'),
+        'image/height': tf.io.FixedLenFeature((), tf.int64, default_value=0),
+        'image/width': tf.io.FixedLenFeature((), tf.int64, default_value=0),
+        'image/segmentation/class/encoded':
+            tf.io.FixedLenFeature((), tf.string, default_value=''),
+        'image/segmentation/class/format':
+            tf.io.FixedLenFeature((), tf.string, default_value='png'),
+    }
+
+
+def items_to_handlers() -> Dict[str, Any]:
+    """The items deeplab's input pipeline asks the DatasetDataProvider for."""
+    return {
+        'image': tfexample_decoder.Image(image_key='image/encoded', format_key='image/format',
+                                         channels=3),
+        'image_name': tfexample_decoder.Tensor('image/filename'),
+        'height': tfexample_decoder.Tensor('image/height'),
+        'width': tfexample_decoder.Tensor('image/width'),
+        'labels_class': tfexample_decoder.Image(
+            image_key='image/segmentation/class/encoded',
+            format_key='image/segmentation/class/format', channels=1),
+    }
+
+
+def get_split(dataset_name: str, split_name: str, dataset_dir: str,
+              file_pattern: Optional[str] = None, reader: Optional[Any] = None) -> Dataset:
+    """The Dataset of one split of a deeplab segmentation dataset.
+
+    Args:
+      dataset_name: 'pascal_voc_seg', 'cityscapes' or 'ade20k'.
+      split_name: e.g. 'train', 'val', 'train_fine'; any split recorded in the folder's
+        `dataset_info.json`, or a published one.
+      dataset_dir: the folder of the shards.
+      file_pattern: a pattern with one `%s` for the split; defaults to `%s-*.tfrecord`,
+        which also matches the shards deeplab's own build_*_data.py scripts write.
+      reader: the reader class; defaults to `tf.compat.v1.TFRecordReader`.
+
+    Returns:
+      A Dataset with the attributes `num_classes` and `ignore_label` (from the folder's
+      `dataset_info.json`, else the published values), as deeplab's
+      `segmentation_dataset.get_dataset` sets them.
+
+    Raises:
+      ValueError: for an unknown dataset or split name.
+    """
+    published = _published(dataset_name)
+    recorded = (dataset_info.read_dataset_info(dataset_dir) or {}).get('extra', {})
+    # A converted folder may hold a custom dataset in a published layout (a VOC-style tree
+    # with other classes): what the converter recorded wins over the published constants.
+    num_classes = recorded.get('num_classes', published.num_classes)
+    ignore_label = recorded.get('ignore_label', published.ignore_label)
+    return dataset_utils.make_dataset(
+        dataset_name, split_name, dataset_dir, keys_to_features(), items_to_handlers(),
+        _ITEMS_TO_DESCRIPTIONS, published.splits_to_sizes,
+        _published_labels(dataset_name, num_classes), file_pattern=file_pattern,
+        reader=reader, num_classes=num_classes, ignore_label=ignore_label)
+
+
+def _published(dataset_name: str) -> SegmentationDatasetInfo:
+    if dataset_name not in PUBLISHED_DATASETS:
+        raise ValueError(f'unknown segmentation dataset {dataset_name!r}; known: '
+                         f'{sorted(PUBLISHED_DATASETS)}')
+    return PUBLISHED_DATASETS[dataset_name]
+
+
+def _published_labels(dataset_name: str, num_classes: int) -> Optional[Mapping[int, str]]:
+    """The published class names, unless `num_classes` says these are other classes."""
+    published = _published(dataset_name)
+    return published.labels_to_names if num_classes == published.num_classes else None
+
+
+# ----------------------------------------------------------------------------------------
+# Encoding one example
+
+
+@dataclasses.dataclass(frozen=True)
+class SegmentationSource:
+    """One source example: an image file, its label map file and the image id."""
+    image_path: str
+    label_path: str
+    image_name: str
+
+
+def read_class_indices(path: str) -> np.ndarray:
+    """Reads a label PNG as a [height, width] uint8 array of class indices.
+
+    A grayscale PNG holds the indices; of a palette PNG the palette indices are the classes
+    (VOC's SegmentationClass), read without going through its colours.
+
+    Raises:
+      ValueError: naming the file, if it is not a PNG or not a single-channel 8-bit map.
+    """
+    data = convert_utils.read_file(path)
+    if convert_utils.image_format_of(data) != 'png':
+        raise ValueError(f'label file {path} is not a PNG; label maps must be lossless '
+                         'PNGs of class indices')
+    label = convert_utils.decode_with_pillow(data, path)
+    if label.mode not in ('L', 'P'):
+        raise ValueError(f'label PNG {path} has mode {label.mode!r} '
+                         f'({len(label.getbands())} channel(s)); expected an 8-bit '
+                         'single-channel PNG of class indices (mode L) or a palette PNG '
+                         '(mode P), not colours')
+    return np.asarray(label)
+
+
+def encode_segmentation_example(source: SegmentationSource, num_classes: int,
+                                ignore_label: int, on_bad_label: str) -> EncodedExample:
+    """Reads, validates and serializes one image and its label map (the writer's `encode`).
+
+    Args:
+      source: the files and the image id.
+      num_classes: label values below this are classes.
+      ignore_label: the one other value a label may hold.
+      on_bad_label: 'error' to refuse any other value, 'ignore' to store it as
+        `ignore_label` (noted in the summary).
+
+    Raises:
+      ValueError: naming the file(s), for a corrupt or non-JPEG/PNG image, a bad label PNG,
+        an image/label size mismatch, or (with 'error') label values out of range.
+    """
+    image = convert_utils.read_image(source.image_path)
+    labels = read_class_indices(source.label_path)
+    if labels.shape != (image.height, image.width):
+        raise ValueError(f'size mismatch: image {source.image_path} is '
+                         f'{image.width}x{image.height} (WxH) but label {source.label_path} '
+                         f'is {labels.shape[1]}x{labels.shape[0]}')
+    notes = ()
+    bad = (labels >= num_classes) & (labels != ignore_label)
+    if bad.any():
+        values = np.unique(labels[bad]).tolist()
+        if on_bad_label == 'error':
+            raise ValueError(f'label {source.label_path} holds values {values}, which are '
+                             f'neither < num_classes ({num_classes}) nor ignore_label '
+                             f'({ignore_label}); pass on_bad_label=\'ignore\' '
+                             '(--on-bad-label ignore) to store them as ignore_label')
+        labels = np.where(bad, np.uint8(ignore_label), labels)
+        notes = ((BAD_LABEL_NOTE, f'{source.label_path}: {int(bad.sum())} pixels, '
+                                  f'values {values}'),)
+    data = serialize_example({
+        'image/encoded': image.data,
+        'image/filename': source.image_name,
+        'image/format': image.format,
+        'image/height': image.height,
+        'image/width': image.width,
+        'image/channels': 3,
+        'image/segmentation/class/encoded': convert_utils.encode_png(labels),
+        'image/segmentation/class/format': 'png',
+    })
+    return EncodedExample(data, notes)
+
+
+# ----------------------------------------------------------------------------------------
+# Listing the source trees
+
+
+def resolve_voc_label_dir(root: str, label_dir: Optional[str] = None) -> str:
+    """The folder of VOC label PNGs: `label_dir` (relative to `root`, or absolute), else
+    SegmentationClassRaw if present, else SegmentationClass.
+
+    Raises:
+      ValueError: if the folder does not exist.
+    """
+    candidates = [label_dir] if label_dir else list(VOC_LABEL_DIRS)
+    for candidate in candidates:
+        path = os.path.join(root, candidate)
+        if tf.io.gfile.isdir(path):
+            return path
+    raise ValueError(f'no label folder in {root}: looked for '
+                     f'{", ".join(os.path.join(root, c) for c in candidates)}')
+
+
+def list_voc_seg(root: str, split: str, label_dir: str) -> List[SegmentationSource]:
+    """The examples of `ImageSets/Segmentation/<split>.txt`, in list order.
+
+    Raises:
+      ValueError: for a missing list, a bad line, an entry that escapes `root`, or a
+        missing image or label file (naming both).
+    """
+    list_dir = os.path.join(root, 'ImageSets', 'Segmentation')
+    list_file = os.path.join(list_dir, f'{split}.txt')
+    if not tf.io.gfile.exists(list_file):
+        available = [name[:-4] for name in convert_utils.sorted_listdir(list_dir)
+                     if name.endswith('.txt')]
+        raise ValueError(f'no list file {list_file} for split {split!r}; '
+                         f'lists in {list_dir}: {available}')
+    sources = []
+    with tf.io.gfile.GFile(list_file, 'r') as f:
+        for line_number, line in enumerate(f, 1):
+            tokens = line.split()
+            if not tokens:
+                continue
+            if len(tokens) != 1:
+                raise ValueError(f'{list_file}:{line_number}: expected one image id per line, '
+                                 f'got {line.strip()!r}')
+            image_id = tokens[0]
+            _check_inside_root(image_id, list_file, line_number)
+            sources.append(_existing_pair(os.path.join(root, 'JPEGImages', f'{image_id}.jpg'),
+                                          os.path.join(label_dir, f'{image_id}.png'),
+                                          image_id))
+    return sources
+
+
+def list_cityscapes(root: str, split: str) -> List[SegmentationSource]:
+    """The fine-annotated examples of a Cityscapes split folder ('train', 'val', 'test'),
+    sorted by city and file name.
+
+    Raises:
+      ValueError: for a missing split folder, no images, or a missing label file.
+    """
+    image_root = os.path.join(root, 'leftImg8bit', split)
+    if not tf.io.gfile.isdir(image_root):
+        image_splits = os.path.join(root, 'leftImg8bit')
+        raise ValueError(f'no Cityscapes image folder {image_root}; splits in {image_splits}: '
+                         f'{convert_utils.sorted_listdir(image_splits)}')
+    sources = []
+    for city in convert_utils.sorted_listdir(image_root):
+        for name in convert_utils.sorted_listdir(os.path.join(image_root, city)):
+            if name.endswith(_CITYSCAPES_IMAGE_SUFFIX):
+                image_id = name[:-len(_CITYSCAPES_IMAGE_SUFFIX)]
+                sources.append(_existing_pair(
+                    os.path.join(image_root, city, name),
+                    os.path.join(root, 'gtFine', split, city,
+                                 image_id + _CITYSCAPES_LABEL_SUFFIX),
+                    image_id))
+    if not sources:
+        raise ValueError(f'no *{_CITYSCAPES_IMAGE_SUFFIX} images in {image_root}/<city>/')
+    return sources
+
+
+def list_ade20k(root: str, split: str) -> List[SegmentationSource]:
+    """The examples of an ADE20K split ('train' or 'val'), sorted by file name.
+
+    Raises:
+      ValueError: for an unknown split, a missing folder, no images, or a missing label.
+    """
+    if split not in ADE20K_FOLDERS:
+        raise ValueError(f'unknown ADE20K split {split!r}; expected one of '
+                         f'{sorted(ADE20K_FOLDERS)}')
+    folder = ADE20K_FOLDERS[split]
+    image_root = os.path.join(root, 'images', folder)
+    if not tf.io.gfile.isdir(image_root):
+        raise ValueError(f'no ADE20K image folder {image_root} (expected the '
+                         'ADEChallengeData2016 folder as root)')
+    sources = [_existing_pair(os.path.join(image_root, name),
+                              os.path.join(root, 'annotations', folder, name[:-4] + '.png'),
+                              name[:-4])
+               for name in convert_utils.sorted_listdir(image_root) if name.endswith('.jpg')]
+    if not sources:
+        raise ValueError(f'no .jpg images in {image_root}')
+    return sources
+
+
+def _check_inside_root(entry: str, list_file: str, line_number: int) -> None:
+    parts = entry.replace('\\', '/').split('/')
+    if os.path.isabs(entry) or entry.startswith(('/', '\\')) or '..' in parts:
+        raise ValueError(f'{list_file}:{line_number}: entry {entry!r} points outside the '
+                         'dataset root; list entries must be image ids relative to it')
+
+
+def _existing_pair(image_path: str, label_path: str, image_name: str) -> SegmentationSource:
+    missing = [path for path in (image_path, label_path) if not tf.io.gfile.exists(path)]
+    if missing:
+        raise ValueError(f'missing {" and ".join(missing)} (image {image_path}, '
+                         f'label {label_path})')
+    return SegmentationSource(image_path, label_path, image_name)
+
+
+# ----------------------------------------------------------------------------------------
+# Converters
+
+
+def convert_voc_seg(root: str, output_dir: str, split: str, label_dir: Optional[str] = None,
+                    num_classes: Optional[int] = None, ignore_label: Optional[int] = None,
+                    on_bad_label: str = 'error', num_shards: int = 4, workers: int = 1,
+                    seed: Optional[int] = 0) -> WriteSummary:
+    """Converts one split of a VOC2012 segmentation tree to deeplab records.
+
+    Args:
+      root: the VOC2012 folder (VOCdevkit/VOC2012), holding ImageSets/Segmentation/<split>.txt,
+        JPEGImages/ and SegmentationClassRaw/ or SegmentationClass/.
+      output_dir: the folder of the shards and `dataset_info.json`.
+      split: the list file's name, e.g. 'train', 'val', 'trainval', 'train_aug'.
+      label_dir: the folder of label PNGs, relative to `root` or absolute; default
+        SegmentationClassRaw if present, else SegmentationClass (palette PNGs).
+      num_classes, ignore_label: for a custom dataset in the VOC layout; default VOC's
+        21 and 255. Recorded in `dataset_info.json`.
+      on_bad_label: 'error' or 'ignore' (see `encode_segmentation_example`).
+      num_shards, workers: see `slimdata.writer.write_sharded`.
+      seed: shuffles the examples into the shards; None keeps the list's order.
+
+    Returns:
+      The WriteSummary of the split.
+    """
+    resolved_label_dir = resolve_voc_label_dir(root, label_dir)
+    logger.info('pascal_voc_seg: labels from %s', resolved_label_dir)
+    published = PUBLISHED_DATASETS['pascal_voc_seg']
+    return _convert('pascal_voc_seg', list_voc_seg(root, split, resolved_label_dir),
+                    output_dir, split, _or(num_classes, published.num_classes),
+                    _or(ignore_label, published.ignore_label), on_bad_label, num_shards,
+                    workers, seed, extra={'label_dir': os.path.basename(resolved_label_dir)})
+
+
+def convert_cityscapes(root: str, output_dir: str, split: str, on_bad_label: str = 'error',
+                       num_shards: int = 10, workers: int = 1,
+                       seed: Optional[int] = 0) -> WriteSummary:
+    """Converts one split of a Cityscapes tree (fine annotations, train ids) to records.
+
+    Args:
+      root: the Cityscapes folder holding leftImg8bit/ and gtFine/ (the train-id PNGs made by
+        cityscapesscripts' createTrainIdLabelImgs).
+      output_dir: the folder of the shards and `dataset_info.json`.
+      split: 'train', 'val' or 'test' (or deeplab's names 'train_fine', 'val_fine',
+        'test_fine'); written as train_fine, val_fine, test_fine.
+      on_bad_label: 'error' or 'ignore' (see `encode_segmentation_example`).
+      num_shards, workers: see `slimdata.writer.write_sharded`.
+      seed: shuffles the examples into the shards; None keeps the sorted order.
+
+    Returns:
+      The WriteSummary of the split.
+    """
+    source_split = {record: source for source, record in CITYSCAPES_SPLITS.items()}.get(
+        split, split)
+    if source_split not in CITYSCAPES_SPLITS:
+        raise ValueError(f'unknown Cityscapes split {split!r}; expected one of '
+                         f'{sorted(CITYSCAPES_SPLITS)} (or {sorted(CITYSCAPES_SPLITS.values())})')
+    published = PUBLISHED_DATASETS['cityscapes']
+    return _convert('cityscapes', list_cityscapes(root, source_split), output_dir,
+                    CITYSCAPES_SPLITS[source_split], published.num_classes,
+                    published.ignore_label, on_bad_label, num_shards, workers, seed)
+
+
+def convert_ade20k(root: str, output_dir: str, split: str, on_bad_label: str = 'error',
+                   num_shards: int = 4, workers: int = 1,
+                   seed: Optional[int] = 0) -> WriteSummary:
+    """Converts one split of the ADE20K scene-parsing tree (ADEChallengeData2016) to records.
+
+    Args:
+      root: the ADEChallengeData2016 folder, holding images/{training,validation}/*.jpg and
+        annotations/{training,validation}/*.png.
+      output_dir: the folder of the shards and `dataset_info.json`.
+      split: 'train' (images/training) or 'val' (images/validation).
+      on_bad_label: 'error' or 'ignore' (see `encode_segmentation_example`).
+      num_shards, workers: see `slimdata.writer.write_sharded`.
+      seed: shuffles the examples into the shards; None keeps the sorted order.
+
+    Returns:
+      The WriteSummary of the split.
+    """
+    published = PUBLISHED_DATASETS['ade20k']
+    return _convert('ade20k', list_ade20k(root, split), output_dir, split,
+                    published.num_classes, published.ignore_label, on_bad_label, num_shards,
+                    workers, seed)
+
+
+def _convert(dataset_name: str, sources: List[SegmentationSource], output_dir: str,
+             split: str, num_classes: int, ignore_label: int, on_bad_label: str,
+             num_shards: int, workers: int, seed: Optional[int],
+             extra: Optional[Mapping[str, Any]] = None) -> WriteSummary:
+    """Writes `sources` as split `split` and records it in `dataset_info.json`."""
+    if on_bad_label not in ON_BAD_LABEL_CHOICES:
+        raise ValueError(f'on_bad_label must be one of {ON_BAD_LABEL_CHOICES}, '
+                         f'got {on_bad_label!r}')
+    if not 0 <= ignore_label <= 255 or not 0 < num_classes <= 256:
+        raise ValueError(f'num_classes ({num_classes}) and ignore_label ({ignore_label}) must '
+                         'fit 8-bit label PNGs')
+    encode = functools.partial(encode_segmentation_example, num_classes=num_classes,
+                               ignore_label=ignore_label, on_bad_label=on_bad_label)
+    summary = write_sharded(convert_utils.deterministic_shuffle(sources, seed), encode,
+                            output_dir, split, num_shards, workers,
+                            desc=f'{dataset_name} {split}')
+    dataset_info.write_dataset_info(
+        output_dir, dataset_name, {split: summary.shards},
+        labels_to_names=_published_labels(dataset_name, num_classes),
+        keys_to_features=keys_to_features(),
+        extra={'num_classes': num_classes, 'ignore_label': ignore_label, **(extra or {})})
+    return summary
+
+
+def _or(value: Optional[int], default: int) -> int:
+    return default if value is None else value
+
+
+# ----------------------------------------------------------------------------------------
+# Command line (wired into `slimdata convert` by the CLI)
+
+
+def _add_common_arguments(parser: argparse.ArgumentParser, root_help: str, splits_help: str,
+                          default_splits: List[str], default_num_shards: int) -> None:
+    parser.add_argument('root', help=root_help)
+    parser.add_argument('output_dir', help='folder for the shards and dataset_info.json')
+    parser.add_argument('--split', dest='splits', nargs='+', default=default_splits,
+                        help=f'{splits_help} (default: %(default)s)')
+    parser.add_argument('--on-bad-label', choices=ON_BAD_LABEL_CHOICES, default='error',
+                        help='label values neither < num_classes nor ignore_label: error '
+                             '(default) or store them as ignore_label and count them')
+    convert_utils.add_writer_arguments(parser, default_num_shards)
+
+
+def add_voc_seg_arguments(parser: argparse.ArgumentParser) -> None:
+    """Adds the options of `run_voc_seg` to `parser`."""
+    parser.description = (
+        'Convert a PASCAL VOC 2012 segmentation tree to deeplab TFRecords. Expects ROOT = '
+        'VOCdevkit/VOC2012 with ImageSets/Segmentation/<split>.txt (one image id per line), '
+        'JPEGImages/<id>.jpg and SegmentationClassRaw/<id>.png (class indices) or '
+        'SegmentationClass/<id>.png (palette PNGs; indices are read, not colours).')
+    _add_common_arguments(parser, 'the VOC2012 folder (VOCdevkit/VOC2012)',
+                          'list names in ImageSets/Segmentation', ['train', 'val'], 4)
+    parser.add_argument('--label-dir', default=None,
+                        help='label PNG folder, relative to ROOT or absolute (default: '
+                             'SegmentationClassRaw if present, else SegmentationClass)')
+    parser.add_argument('--num-classes', type=int, default=None,
+                        help='for a custom dataset in the VOC layout (default: 21)')
+    parser.add_argument('--ignore-label', type=int, default=None,
+                        help='for a custom dataset in the VOC layout (default: 255)')
+
+
+def run_voc_seg(args: argparse.Namespace) -> Dict[str, WriteSummary]:
+    """Runs `convert_voc_seg` for each of `args.splits`, printing what it did."""
+    print(f'labels from {resolve_voc_label_dir(args.root, args.label_dir)}')
+    return _run_splits(functools.partial(
+        convert_voc_seg, args.root, args.output_dir, label_dir=args.label_dir,
+        num_classes=args.num_classes, ignore_label=args.ignore_label,
+        on_bad_label=args.on_bad_label, num_shards=args.num_shards, workers=args.workers,
+        seed=args.seed), args.splits)
+
+
+def add_cityscapes_arguments(parser: argparse.ArgumentParser) -> None:
+    """Adds the options of `run_cityscapes` to `parser`."""
+    parser.description = (
+        'Convert a Cityscapes tree (fine annotations) to deeplab TFRecords. Expects ROOT with '
+        'leftImg8bit/<split>/<city>/*_leftImg8bit.png and '
+        'gtFine/<split>/<city>/*_gtFine_labelTrainIds.png (made by cityscapesscripts\' '
+        'createTrainIdLabelImgs). Splits train/val/test are written as '
+        'train_fine/val_fine/test_fine.')
+    _add_common_arguments(parser, 'the Cityscapes folder holding leftImg8bit/ and gtFine/',
+                          'split folders: train, val, test', ['train', 'val'], 10)
+
+
+def run_cityscapes(args: argparse.Namespace) -> Dict[str, WriteSummary]:
+    """Runs `convert_cityscapes` for each of `args.splits`, printing what it did."""
+    return _run_splits(functools.partial(
+        convert_cityscapes, args.root, args.output_dir, on_bad_label=args.on_bad_label,
+        num_shards=args.num_shards, workers=args.workers, seed=args.seed), args.splits)
+
+
+def add_ade20k_arguments(parser: argparse.ArgumentParser) -> None:
+    """Adds the options of `run_ade20k` to `parser`."""
+    parser.description = (
+        'Convert the ADE20K scene-parsing tree to deeplab TFRecords. Expects ROOT = '
+        'ADEChallengeData2016 with images/{training,validation}/*.jpg and '
+        'annotations/{training,validation}/*.png (class indices 0-150, 0 = ignore).')
+    _add_common_arguments(parser, 'the ADEChallengeData2016 folder',
+                          'train (images/training), val (images/validation)',
+                          ['train', 'val'], 4)
+
+
+def run_ade20k(args: argparse.Namespace) -> Dict[str, WriteSummary]:
+    """Runs `convert_ade20k` for each of `args.splits`, printing what it did."""
+    return _run_splits(functools.partial(
+        convert_ade20k, args.root, args.output_dir, on_bad_label=args.on_bad_label,
+        num_shards=args.num_shards, workers=args.workers, seed=args.seed), args.splits)
+
+
+def _run_splits(convert_split, splits: List[str]) -> Dict[str, WriteSummary]:
+    summaries = {}
+    for split in splits:
+        summary = convert_split(split)
+        print(summary.format())
+        summaries[summary.split] = summary
+    return summaries
