@@ -1,0 +1,60 @@
+"""dataset_factory maps every dataset name to its descriptor, and refuses unknown names."""
+
+import json
+
+import pytest
+
+from slimdata import dataset_info
+from slimdata.datasets import dataset_factory
+
+# Published split sizes (models/research/slim, SSD-Tensorflow, deeplab), used when a folder
+# has no dataset_info.json.
+PUBLISHED = [
+    ('mnist', 'train', 60000, 10), ('mnist', 'test', 10000, 10),
+    ('cifar10', 'train', 50000, 10), ('flowers', 'validation', 350, 5),
+    ('pascalvoc_2007', 'train', 5011, 21), ('pascalvoc_2007', 'test', 4952, 21),
+    ('pascalvoc_2012', 'train', 17125, 21),
+    ('pascal_voc_seg', 'train_aug', 10582, 21), ('pascal_voc_seg', 'val', 1449, 21),
+    ('cityscapes', 'train_fine', 2975, 19), ('ade20k', 'train', 20210, 151),
+]
+
+
+@pytest.mark.parametrize('name, split, size, num_classes', PUBLISHED)
+def test_published_sizes_without_dataset_info(name, split, size, num_classes, tmp_path):
+    dataset = dataset_factory.get_dataset(name, split, str(tmp_path))
+    assert dataset.num_samples == size
+    assert dataset.num_classes == num_classes
+    assert dataset.data_sources == str(tmp_path / f'{split}-*.tfrecord')
+
+
+def test_dataset_info_overrides_published_sizes_and_labels(tmp_path):
+    dataset_info.write_dataset_info(
+        str(tmp_path), 'pascalvoc_2007',
+        {'mini': [{'file': 'mini-00000-of-00001.tfrecord', 'num_records': 7}]},
+        labels_to_names={0: 'none', 1: 'aeroplane'})
+    dataset = dataset_factory.get_dataset('pascalvoc_2007', 'mini', str(tmp_path))
+    assert dataset.num_samples == 7
+    assert dataset.labels_to_names == {0: 'none', 1: 'aeroplane'}
+    recorded = json.loads((tmp_path / 'dataset_info.json').read_text())
+    assert recorded['splits']['mini']['num_examples'] == 7
+
+
+def test_unknown_dataset_lists_the_known_ones(tmp_path):
+    with pytest.raises(ValueError, match=r"'imagenet'.*'ade20k'.*'pascalvoc_2007'"):
+        dataset_factory.get_dataset('imagenet', 'train', str(tmp_path))
+
+
+def test_unknown_split_lists_the_known_ones(tmp_path):
+    with pytest.raises(ValueError, match=r"'training'.*'mnist'.*\['test', 'train'\]"):
+        dataset_factory.get_dataset('mnist', 'training', str(tmp_path))
+
+
+def test_every_name_has_a_descriptor_with_items(tmp_path):
+    dataset_info.write_dataset_info(
+        str(tmp_path), 'image_folder',
+        {'train': [{'file': 'train-00000-of-00001.tfrecord', 'num_records': 3}]},
+        labels_to_names={0: 'cat', 1: 'dog'})
+    for name in dataset_factory.DATASETS_MAP:
+        split = 'train_fine' if name == 'cityscapes' else 'train'
+        dataset = dataset_factory.get_dataset(name, split, str(tmp_path))
+        assert 'image' in dataset.decoder.list_items(), name
