@@ -4,16 +4,21 @@
     slimdata verify  PATH...          every record's CRCs, and the counts in dataset_info.json
     slimdata inspect FILE [-n N]      the features of the first records, and a keys_to_features
     slimdata index   PATH...          DALI / `tfrecord`-package index files
+    slimdata convert KIND SRC OUT     raw data -> sharded TFRecords + dataset_info.json
+                                      (KIND: image-folder, mnist-idx, voc, voc-seg,
+                                      cityscapes, ade20k; `slimdata convert KIND --help`)
 
 PATH is a file, a folder (see `slimdata.tfrecord.expand_paths` for which of its files are
 taken) or a glob. `count`, `verify` and `index` import no TensorFlow; `inspect` does, when it
-runs. Each sub-command is one `add_parser` block in `build_parser` and one `run_*` function.
+runs; `convert` loads the converters of `slimdata.datasets` only when it is the command. Each sub-command is one `add_parser` block in `build_parser` and one `run_*` function.
 
 Exit status: 0 when all is well, 1 when a file has a problem, 2 for a usage error (such as a
 path that matches nothing).
 """
 
 import argparse
+import functools
+import importlib
 import itertools
 import os
 import sys
@@ -33,7 +38,19 @@ class CommandLineError(Exception):
     """A usage problem: reported in one line, exit status 2."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+# `slimdata convert KIND`: (module in slimdata.datasets, its add-arguments and run functions).
+CONVERTERS = {
+    'image-folder': ('classification', 'add_image_folder_arguments', 'run_image_folder'),
+    'mnist-idx': ('classification', 'add_mnist_arguments', 'run_mnist'),
+    'voc': ('pascalvoc', 'add_convert_arguments', 'run_convert'),
+    'voc-seg': ('segmentation', 'add_voc_seg_arguments', 'run_voc_seg'),
+    'cityscapes': ('segmentation', 'add_cityscapes_arguments', 'run_cityscapes'),
+    'ade20k': ('segmentation', 'add_ade20k_arguments', 'run_ade20k'),
+}
+
+
+def build_parser(with_converters: bool = False) -> argparse.ArgumentParser:
+    """The argument parser; the converters' own arguments only `with_converters`."""
     parser = argparse.ArgumentParser(
         prog='slimdata', description='TFRecord tools of slimdata (TF-Slim data layer).')
     commands = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
@@ -64,12 +81,25 @@ def build_parser() -> argparse.ArgumentParser:
                        help='write the index files here instead of beside the records')
     index.set_defaults(run=run_index)
 
+    convert = commands.add_parser(
+        'convert', help='convert raw data (image folders, MNIST, VOC, deeplab trees) to '
+                        'sharded TFRecords with dataset_info.json')
+    kinds = convert.add_subparsers(dest='kind', required=True, metavar='KIND')
+    for kind, (module_name, add_arguments, run) in CONVERTERS.items():
+        help_text = f'see `slimdata convert {kind} --help`'
+        kind_parser = kinds.add_parser(kind, help=help_text)
+        if with_converters:
+            module = importlib.import_module(f'slimdata.datasets.{module_name}')
+            getattr(module, add_arguments)(kind_parser)
+            kind_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+            kind_parser.set_defaults(run=functools.partial(run_convert, getattr(module, run)))
     return parser
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Runs one sub-command; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(with_converters=argv[:1] == ['convert']).parse_args(argv)
     try:
         return args.run(args)
     except CommandLineError as error:
@@ -372,3 +402,17 @@ def run_index(args: argparse.Namespace) -> int:
             continue
         print(f'{path} -> {written}')
     return 1 if failed else 0
+
+
+# ----------------------------------------------------------------------------------------------
+# convert
+
+
+def run_convert(converter, args: argparse.Namespace) -> int:
+    """Runs a dataset converter; bad input is one line naming the file, exit status 1."""
+    try:
+        converter(args)
+    except ValueError as error:
+        print(f'slimdata convert {args.kind}: error: {error}', file=sys.stderr)
+        return 1
+    return 0
