@@ -30,6 +30,10 @@ Descriptors: `get_split(name, split, dataset_dir)` for 'mnist', 'cifar10', 'flow
 slim's published sizes and label names as fallbacks) and 'image_folder' (anything converted
 by `convert_image_folder`; sizes and labels only from its `dataset_info.json`). Items: `image`
 and `label`.
+
+Converter worker processes import this module to run its encode functions, so it does not
+import TensorFlow when imported: the functions that need it (descriptors, folder listings)
+import it when called.
 """
 
 import argparse
@@ -41,11 +45,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from slimdata import dataset_info
-from slimdata import tfexample_decoder
-from slimdata._tf import tf
 from slimdata.dataset import Dataset
 from slimdata.datasets import convert_utils
-from slimdata.datasets import dataset_utils
 from slimdata.example import serialize_example
 from slimdata.writer import WriteSummary, write_sharded
 
@@ -104,6 +105,7 @@ IMAGE_FOLDER = 'image_folder'
 
 def keys_to_features() -> Dict[str, Any]:
     """The feature specs of slim's classification records."""
+    from slimdata._tf import tf
     return {
         'image/encoded': tf.io.FixedLenFeature((), tf.string, default_value=''),
         'image/format': tf.io.FixedLenFeature((), tf.string, default_value='png'),
@@ -115,6 +117,7 @@ def keys_to_features() -> Dict[str, Any]:
 
 def items_to_handlers(image_shape: Optional[Sequence[int]] = None) -> Dict[str, Any]:
     """`image` (reshaped to `image_shape` when given; 3 channels otherwise) and `label`."""
+    from slimdata import tfexample_decoder
     channels = image_shape[2] if image_shape else 3
     return {
         'image': tfexample_decoder.Image(shape=list(image_shape) if image_shape else None,
@@ -144,6 +147,7 @@ def get_split(dataset_name: str, split_name: str, dataset_dir: str,
       ValueError: for an unknown dataset or split, or an 'image_folder' folder that has not
         been converted (no `dataset_info.json`).
     """
+    from slimdata.datasets import dataset_utils
     if dataset_name == IMAGE_FOLDER:
         if dataset_info.read_dataset_info(dataset_dir) is None:
             raise ValueError(
@@ -225,6 +229,7 @@ class _ImageFilter:
 
     def is_image(self, path: str) -> bool:
         """True for a JPEG/PNG file; False (counted) or ValueError for anything else."""
+        from slimdata._tf import tf
         is_folder = tf.io.gfile.isdir(path)
         if not is_folder and convert_utils.sniff_image_format(path):
             return True
@@ -243,6 +248,7 @@ def list_class_folders(src: str, on_non_image: str = 'error') -> ImageListing:
       ValueError: for a folder without class folders, or (with on_non_image='error') a file
         or folder in a class folder that is not a JPEG/PNG image.
     """
+    from slimdata._tf import tf
     image_filter = _ImageFilter(on_non_image)
     class_names = [name for name in convert_utils.sorted_listdir(src)
                    if tf.io.gfile.isdir(os.path.join(src, name))]
@@ -343,6 +349,7 @@ def find_idx_file(src_dir: str, name: str) -> str:
     Raises:
       ValueError: if neither exists.
     """
+    from slimdata._tf import tf
     for candidate in (name, name + '.gz'):
         path = os.path.join(src_dir, candidate)
         if tf.io.gfile.exists(path):

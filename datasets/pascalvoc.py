@@ -37,9 +37,8 @@ Reading back follows models/research/slim::
 This module does not import TensorFlow when it is imported: the converter's worker processes
 import it to run `encode_image`, and importing TensorFlow would add seconds to each worker's
 start (about as long as converting all of VOC2007 trainval takes). So workers serialize with
-the small protobuf encoder at the end of this module, and the functions that run in the
-parent process (descriptors, `convert`, the command line) import what needs TensorFlow when
-they are called.
+`slimdata.example.serialize_example`, which writes the protobuf wire format without
+TensorFlow, and the descriptors import what needs TensorFlow when they are called.
 """
 
 import argparse
@@ -52,13 +51,16 @@ import re
 import struct
 import sys
 import xml.etree.ElementTree
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import defusedxml
 import defusedxml.ElementTree
+import numpy as np
 from PIL import Image as PILImage
 
 from slimdata import dataset_info
+from slimdata.datasets import convert_utils
+from slimdata.example import serialize_example
 from slimdata.writer import EncodedExample, WriteSummary, write_sharded
 
 #: Class names by SSD-Tensorflow label id; 0 is the background.
@@ -207,7 +209,7 @@ def read_image_ids(voc_folder: str, split: str) -> Tuple[str, List[str]]:
                          f'{main_dir}/<split>.txt')
     list_file = os.path.join(main_dir, f'{split}.txt')
     if not os.path.isfile(list_file):
-        known = sorted(name[:-4] for name in _listdir(main_dir)
+        known = sorted(name[:-4] for name in convert_utils.sorted_listdir(main_dir)
                        if name.endswith('.txt') and '_' not in name)
         raise ValueError(f'{list_file} does not exist: no split {split!r} in {voc_folder}; '
                          f'the splits there are {known}')
@@ -238,10 +240,6 @@ def read_image_ids(voc_folder: str, split: str) -> Tuple[str, List[str]]:
     if not image_ids:
         raise ValueError(f'{list_file} lists no image ids')
     return list_file, image_ids
-
-
-def _listdir(folder: str) -> List[str]:
-    return os.listdir(folder) if os.path.isdir(folder) else []
 
 
 def encode_image(image_id: str, voc_folder: str, list_file: str,
@@ -279,21 +277,24 @@ def encode_image(image_id: str, voc_folder: str, list_file: str,
         notes.extend(parsed.notes)
         if parsed.box is not None:
             objects.append(parsed)
+    # The per-object lists are numpy arrays so that an image without objects still stores
+    # typed empty lists (an empty Python list has no type).
     features = {
-        'image/encoded': _bytes_feature([jpeg]),
-        'image/format': _bytes_feature([b'JPEG']),
-        'image/height': _int64_feature([height]),
-        'image/width': _int64_feature([width]),
-        'image/channels': _int64_feature([channels]),
-        'image/shape': _int64_feature([height, width, channels]),
-        _BBOX_PREFIX + 'label': _int64_feature([o.label for o in objects]),
-        _BBOX_PREFIX + 'label_text': _bytes_feature([o.name.encode() for o in objects]),
-        _BBOX_PREFIX + 'difficult': _int64_feature([o.difficult for o in objects]),
-        _BBOX_PREFIX + 'truncated': _int64_feature([o.truncated for o in objects]),
+        'image/encoded': jpeg,
+        'image/format': b'JPEG',
+        'image/height': height,
+        'image/width': width,
+        'image/channels': channels,
+        'image/shape': [height, width, channels],
+        _BBOX_PREFIX + 'label': np.array([o.label for o in objects], np.int64),
+        _BBOX_PREFIX + 'label_text': np.array([o.name for o in objects], np.str_),
+        _BBOX_PREFIX + 'difficult': np.array([o.difficult for o in objects], np.int64),
+        _BBOX_PREFIX + 'truncated': np.array([o.truncated for o in objects], np.int64),
     }
     for position, field in enumerate(_BOX_FIELDS):
-        features[_BBOX_PREFIX + field] = _float_feature([o.box[position] for o in objects])
-    return EncodedExample(data=_serialize_example(features), notes=tuple(notes))
+        features[_BBOX_PREFIX + field] = np.array([o.box[position] for o in objects],
+                                                  np.float64)
+    return EncodedExample(data=serialize_example(features), notes=tuple(notes))
 
 
 def _parse_xml(data: bytes, xml_path: str) -> xml.etree.ElementTree.Element:
@@ -437,7 +438,6 @@ def convert(dataset_root: str, output_dir: str, year: str, split: str,
     Raises:
       ValueError: for bad arguments or bad input, naming the file.
     """
-    from slimdata.datasets import convert_utils
     _check_year(year)
     if on_bad_box not in BAD_BOX_POLICIES:
         raise ValueError(f'on_bad_box={on_bad_box!r}; expected one of {BAD_BOX_POLICIES}')
@@ -474,7 +474,6 @@ Only the ids listed in ImageSets/Main/<split>.txt are converted.
 
 def add_convert_arguments(parser: argparse.ArgumentParser) -> None:
     """Adds the arguments of `slimdata convert voc` (SRC, OUT and options) to `parser`."""
-    from slimdata.datasets import convert_utils
     parser.description = _CLI_DESCRIPTION
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument('dataset_root', metavar='SRC', help='the VOC tree (see above)')
@@ -496,70 +495,3 @@ def run_convert(args: argparse.Namespace) -> WriteSummary:
     return convert(args.dataset_root, args.output_dir, args.year, args.split,
                    num_shards=args.num_shards, workers=args.workers, seed=args.seed,
                    on_bad_box=args.on_bad_box)
-
-
-# --- tf.train.Example serialization without TensorFlow ---------------------------------------
-# The protobuf wire format of example.proto: Example{features=1}, Features{map feature=1},
-# Feature{bytes_list=1 | float_list=2 | int64_list=3}, each list's values are field 1 (floats
-# and int64s packed). Each Feature's bytes are exactly what protobuf writes for it; the map
-# entries are written in sorted key order, so the same image always gives the same bytes.
-# The image is by far the largest value: it is copied twice (into its Feature, then into the
-# Example), not once per level of nesting, which halves the time per image.
-
-_ONE_BYTE_VARINTS = tuple(bytes((value,)) for value in range(0x80))  # tags, lengths, flags
-
-
-def _varint(value: int) -> bytes:
-    if 0 <= value < 0x80:
-        return _ONE_BYTE_VARINTS[value]
-    value &= (1 << 64) - 1  # negative int64s are written as their two's complement
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def _prefix(number: int, length: int) -> bytes:
-    """The tag and length of a length-delimited field."""
-    return _varint(number << 3 | 2) + _varint(length)
-
-
-def _field(number: int, payload: bytes) -> bytes:
-    return _prefix(number, len(payload)) + payload
-
-
-def _joined_field(number: int, parts: List[bytes]) -> bytes:
-    """`_field(number, b''.join(parts))`, copying the parts once."""
-    return b''.join([_prefix(number, sum(map(len, parts))), *parts])
-
-
-def _packed(payload: bytes) -> bytes:
-    return _field(1, payload) if payload else b''
-
-
-def _bytes_feature(values: Iterable[bytes]) -> bytes:
-    parts = []
-    for value in values:
-        parts += (_prefix(1, len(value)), value)
-    return _joined_field(1, parts)
-
-
-def _float_feature(values: Sequence[float]) -> bytes:
-    return _field(2, _packed(struct.pack(f'<{len(values)}f', *values)))
-
-
-def _int64_feature(values: Iterable[int]) -> bytes:
-    return _field(3, _packed(b''.join(_varint(value) for value in values)))
-
-
-def _serialize_example(features: Mapping[str, bytes]) -> bytes:
-    """The serialized tf.train.Example of feature key -> a `_*_feature` result."""
-    parts = []
-    for key in sorted(features):
-        key_field = _field(1, key.encode())
-        value_prefix = _prefix(2, len(features[key]))
-        entry_length = len(key_field) + len(value_prefix) + len(features[key])
-        parts += (_prefix(1, entry_length), key_field, value_prefix, features[key])
-    return _joined_field(1, parts)

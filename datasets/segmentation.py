@@ -31,6 +31,10 @@ below `num_classes` nor `ignore_label` is an error naming the file and the value
 Descriptors: `get_split('pascal_voc_seg' | 'cityscapes' | 'ade20k', split, dataset_dir)`
 with items `image`, `image_name`, `height`, `width`, `labels_class` and the attributes
 `num_classes` and `ignore_label`, as deeplab's `segmentation_dataset.get_dataset` declares.
+
+Converter worker processes import this module to run its encode functions, so it does not
+import TensorFlow when imported: the functions that need it (descriptors, folder listings)
+import it when called.
 """
 
 import argparse
@@ -43,11 +47,8 @@ from typing import Any, Dict, List, Mapping, Optional
 import numpy as np
 
 from slimdata import dataset_info
-from slimdata import tfexample_decoder
-from slimdata._tf import tf
 from slimdata.dataset import Dataset
 from slimdata.datasets import convert_utils
-from slimdata.datasets import dataset_utils
 from slimdata.example import serialize_example
 from slimdata.writer import EncodedExample, WriteSummary, write_sharded
 
@@ -119,6 +120,7 @@ PUBLISHED_DATASETS = {
 
 def keys_to_features() -> Dict[str, Any]:
     """The feature specs of deeplab's records (defaults as deeplab declares them)."""
+    from slimdata._tf import tf
     return {
         'image/encoded': tf.io.FixedLenFeature((), tf.string, default_value=''),
         'image/filename': tf.io.FixedLenFeature((), tf.string, default_value=''),
@@ -134,6 +136,7 @@ def keys_to_features() -> Dict[str, Any]:
 
 def items_to_handlers() -> Dict[str, Any]:
     """The items deeplab's input pipeline asks the DatasetDataProvider for."""
+    from slimdata import tfexample_decoder
     return {
         'image': tfexample_decoder.Image(image_key='image/encoded', format_key='image/format',
                                          channels=3),
@@ -167,6 +170,7 @@ def get_split(dataset_name: str, split_name: str, dataset_dir: str,
     Raises:
       ValueError: for an unknown dataset or split name.
     """
+    from slimdata.datasets import dataset_utils
     published = _published(dataset_name)
     recorded = (dataset_info.read_dataset_info(dataset_dir) or {}).get('extra', {})
     # A converted folder may hold a custom dataset in a published layout (a VOC-style tree
@@ -284,6 +288,7 @@ def resolve_voc_label_dir(root: str, label_dir: Optional[str] = None) -> str:
     Raises:
       ValueError: if the folder does not exist.
     """
+    from slimdata._tf import tf
     candidates = [label_dir] if label_dir else list(VOC_LABEL_DIRS)
     for candidate in candidates:
         path = os.path.join(root, candidate)
@@ -300,6 +305,7 @@ def list_voc_seg(root: str, split: str, label_dir: str) -> List[SegmentationSour
       ValueError: for a missing list, a bad line, an entry that escapes `root`, or a
         missing image or label file (naming both).
     """
+    from slimdata._tf import tf
     list_dir = os.path.join(root, 'ImageSets', 'Segmentation')
     list_file = os.path.join(list_dir, f'{split}.txt')
     if not tf.io.gfile.exists(list_file):
@@ -331,6 +337,7 @@ def list_cityscapes(root: str, split: str) -> List[SegmentationSource]:
     Raises:
       ValueError: for a missing split folder, no images, or a missing label file.
     """
+    from slimdata._tf import tf
     image_root = os.path.join(root, 'leftImg8bit', split)
     if not tf.io.gfile.isdir(image_root):
         image_splits = os.path.join(root, 'leftImg8bit')
@@ -357,6 +364,7 @@ def list_ade20k(root: str, split: str) -> List[SegmentationSource]:
     Raises:
       ValueError: for an unknown split, a missing folder, no images, or a missing label.
     """
+    from slimdata._tf import tf
     if split not in ADE20K_FOLDERS:
         raise ValueError(f'unknown ADE20K split {split!r}; expected one of '
                          f'{sorted(ADE20K_FOLDERS)}')
@@ -382,6 +390,7 @@ def _check_inside_root(entry: str, list_file: str, line_number: int) -> None:
 
 
 def _existing_pair(image_path: str, label_path: str, image_name: str) -> SegmentationSource:
+    from slimdata._tf import tf
     missing = [path for path in (image_path, label_path) if not tf.io.gfile.exists(path)]
     if missing:
         raise ValueError(f'missing {" and ".join(missing)} (image {image_path}, '

@@ -29,24 +29,25 @@ The rules, the same for `make_example` and the typed builders:
   purpose, e.g. with `np.rint(x).astype(np.int64)`).
 
 Anything else (None, dicts, complex numbers, ...) is a ValueError that names the feature key
-and says what was given. `serialize_example` serializes deterministically (map keys sorted),
-so the same dict gives the same bytes in every process: the sharded writer relies on it.
+and says what was given.
+
+`serialize_example` writes the protobuf wire format itself, without TensorFlow: converter
+worker processes call it per record, and importing TensorFlow would add seconds to each
+worker's start. Its map entries are in sorted key order, so the same dict gives the same
+bytes in every process: the sharded writer relies on it. (Those are the bytes of protobuf's
+`SerializeToString(deterministic=True)`, except that the upb runtime TensorFlow's Python
+protobuf uses puts a key after the longer keys it is a prefix of, e.g. '.../label_text'
+before '.../label'; both parse to the same Example.) `int64_feature`, `float_feature`,
+`bytes_feature` and `make_example` return TensorFlow protos and import TensorFlow when
+first called; importing this module does not.
 """
 
 import math
+import struct
+import sys
 from typing import Any, List, Mapping, Optional, Tuple
 
 import numpy as np
-
-from slimdata._tf import tf
-
-# Bound once: converters call these per example.
-_Feature = tf.train.Feature
-_Features = tf.train.Features
-_Example = tf.train.Example
-_Int64List = tf.train.Int64List
-_FloatList = tf.train.FloatList
-_BytesList = tf.train.BytesList
 
 _INT64 = 'int64'
 _FLOAT = 'float'
@@ -55,10 +56,13 @@ _BYTES = 'bytes'
 # The common case, exact Python types protobuf takes as they are, skips the general rules.
 _EXACT_TYPE_KINDS = {bytes: _BYTES, int: _INT64, float: _FLOAT}
 
+_INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
 # The smallest magnitude that rounds to inf in float32: the largest float32 plus half an ulp.
 _FLOAT32_OVERFLOW = 2.0**128 - 2.0**103
 _EXPECTED_VALUE = ('bytes, str, bool, int or float, a flat list/tuple of them, or a numpy '
                    'array of a numeric, bool, bytes or str dtype')
+_EMPTY_LIST = ('an empty list has no type; build it with int64_feature([]), '
+               'float_feature([]) or bytes_feature([])')
 
 
 def _describe(value: Any) -> str:
@@ -141,26 +145,65 @@ def _check_float32_range(values: List[float]) -> None:
             raise ValueError(f'{value!r} does not fit a float32 (it would be stored as inf)')
 
 
-def _build(kind: str, values: List[Any]) -> Any:
-    """Wraps protobuf-ready values in a `tf.train.Feature` of list type `kind`."""
-    if kind == _BYTES:
-        return _Feature(bytes_list=_BytesList(value=values))
-    if kind == _FLOAT:
+def _check_int64_range(values: List[int]) -> None:
+    """Refuses ints beyond a signed 64-bit integer (protobuf would too, but later)."""
+    if values and (min(values) < _INT64_MIN or max(values) > _INT64_MAX):
+        offending = next(v for v in values if not _INT64_MIN <= v <= _INT64_MAX)
+        raise ValueError(f'an integer does not fit int64: {offending} is outside '
+                         '[-2**63, 2**63 - 1]')
+
+
+def _normalize(value: Any, accepted: Optional[Tuple[str, ...]] = None,
+               expected: str = '') -> Tuple[str, List[Any]]:
+    """Checks one feature's value and returns (its list type, its flat values).
+
+    The one place the rules of the module docstring are applied: `make_example` builds its
+    protos from the result and `serialize_example` encodes it.
+
+    Args:
+      value: the value as given (see the module docstring).
+      accepted: for the typed builders, the list types accepted, the stored one first; None
+        infers the type from the value (and refuses an empty list, which has none).
+      expected: what `accepted` stands for, for the error message.
+
+    Raises:
+      ValueError: for a value that does not map to one list type, or does not fit it.
+    """
+    values, kind = _values_and_kind(value)
+    if accepted is None:
+        if kind is None:
+            raise ValueError(_EMPTY_LIST)
+    elif kind is None or kind in accepted:
+        kind = accepted[0]
+    else:
+        raise ValueError(f'expected {expected}, got {_describe(value)}')
+    if kind == _INT64:
+        _check_int64_range(values)
+    elif kind == _FLOAT:
         _check_float32_range(values)
-        return _Feature(float_list=_FloatList(value=values))
-    try:
-        return _Feature(int64_list=_Int64List(value=values))
-    except ValueError as error:  # protobuf's range check: ints beyond signed 64 bits
-        raise ValueError(f'an integer does not fit int64 ({error})') from error
+    return kind, values
+
+
+def _tf() -> Any:
+    """TensorFlow, imported on first use (only the proto builders need it)."""
+    from slimdata._tf import tf
+    return tf
+
+
+def _proto_feature(kind: str, values: List[Any]) -> Any:
+    """Wraps values from `_normalize` in a `tf.train.Feature` of list type `kind`."""
+    train = _tf().train
+    if kind == _BYTES:
+        return train.Feature(bytes_list=train.BytesList(value=values))
+    if kind == _FLOAT:
+        return train.Feature(float_list=train.FloatList(value=values))
+    return train.Feature(int64_list=train.Int64List(value=values))
 
 
 def _typed_feature(builder: str, value: Any, accepted: Tuple[str, ...], expected: str) -> Any:
     """Builds a feature of list type `accepted[0]` from values of any `accepted` type."""
     try:
-        values, kind = _values_and_kind(value)
-        if kind is not None and kind not in accepted:
-            raise ValueError(f'expected {expected}, got {_describe(value)}')
-        return _build(accepted[0], values)
+        return _proto_feature(*_normalize(value, accepted, expected))
     except ValueError as error:
         raise ValueError(f'{builder}: {error}') from error
 
@@ -207,6 +250,40 @@ def bytes_feature(value: Any) -> Any:
                           'bytes or str (or a bytes/str numpy array)')
 
 
+def _is_proto_feature(value: Any) -> bool:
+    """True for a `tf.train.Feature`; one can only exist once TensorFlow is imported."""
+    tensorflow = sys.modules.get('tensorflow')
+    return tensorflow is not None and isinstance(value, tensorflow.train.Feature)
+
+
+def _checked_features(features: Mapping[str, Any], make_feature: Any,
+                      take_feature: Any) -> List[Tuple[str, Any]]:
+    """(key, feature) pairs in sorted key order, each value checked by `_normalize`.
+
+    Args:
+      features: feature key -> value, as `make_example` takes.
+      make_feature: builds a feature from `_normalize`'s (kind, values).
+      take_feature: turns a given `tf.train.Feature` into the same kind of feature.
+
+    Raises:
+      ValueError: naming the key, for a non-str key or a value that cannot be stored.
+    """
+    for key in features:
+        if not isinstance(key, str):
+            raise ValueError(f'feature keys must be str, got {_describe(key)}')
+    built = []
+    for key in sorted(features):
+        value = features[key]
+        if _is_proto_feature(value):
+            built.append((key, take_feature(value)))
+            continue
+        try:
+            built.append((key, make_feature(*_normalize(value))))
+        except ValueError as error:
+            raise ValueError(f'feature {key!r}: {error}') from error
+    return built
+
+
 def make_example(features: Mapping[str, Any]) -> Any:
     """Builds a `tf.train.Example` from feature key -> value, inferring each list type.
 
@@ -220,24 +297,83 @@ def make_example(features: Mapping[str, Any]) -> Any:
     Raises:
       ValueError: naming the key, for a value that cannot be mapped to one list type.
     """
-    built = {}
-    for key, value in features.items():
-        if not isinstance(key, str):
-            raise ValueError(f'feature keys must be str, got {_describe(key)}')
-        if isinstance(value, _Feature):
-            built[key] = value
-            continue
-        try:
-            values, kind = _values_and_kind(value)
-            if kind is None:
-                raise ValueError('an empty list has no type; build it with int64_feature([]), '
-                                 'float_feature([]) or bytes_feature([])')
-            built[key] = _build(kind, values)
-        except ValueError as error:
-            raise ValueError(f'feature {key!r}: {error}') from error
-    return _Example(features=_Features(feature=built))
+    train = _tf().train
+    built = _checked_features(features, _proto_feature, lambda feature: feature)
+    return train.Example(features=train.Features(feature=dict(built)))
 
 
 def serialize_example(features: Mapping[str, Any]) -> bytes:
-    """`make_example(features)` serialized deterministically (map keys sorted)."""
-    return make_example(features).SerializeToString(deterministic=True)
+    """The serialized `make_example(features)`, written without TensorFlow.
+
+    The map entries are in sorted key order, so every process writes the same bytes (see the
+    module docstring for how that compares with protobuf's deterministic serialization).
+
+    Args:
+      features: as for `make_example`. A `tf.train.Feature` value is written with its own
+        deterministic serialization (only such a value needs TensorFlow, whose caller has it).
+
+    Raises:
+      ValueError: naming the key, for a value that cannot be mapped to one list type.
+    """
+    entries = []
+    for key, feature in _checked_features(
+            features, _encode_feature,
+            lambda feature: feature.SerializeToString(deterministic=True)):
+        key_field = _field(1, key.encode('utf-8'))
+        value_prefix = _prefix(2, len(feature))
+        entry_length = len(key_field) + len(value_prefix) + len(feature)
+        entries += (_prefix(1, entry_length), key_field, value_prefix, feature)
+    return _joined_field(1, entries)  # Example.features, holding the map entries
+
+
+# --- The protobuf wire format of example.proto -----------------------------------------------
+# Example{Features features = 1}, Features{map<string, Feature> feature = 1}, a map entry is
+# {key = 1, value = 2}, Feature{oneof: BytesList bytes_list = 1, FloatList float_list = 2,
+# Int64List int64_list = 3}, and each list's values are its field 1 (floats and int64s packed,
+# an empty packed field is not written). These are the bytes protobuf writes, field by field.
+# The largest value (an image) is copied twice, into its Feature and into the Example, not
+# once per level of nesting.
+
+_ONE_BYTE_VARINTS = tuple(bytes((value,)) for value in range(0x80))  # tags, lengths, flags
+
+
+def _varint(value: int) -> bytes:
+    if 0 <= value < 0x80:
+        return _ONE_BYTE_VARINTS[value]
+    value &= (1 << 64) - 1  # negative int64s are written as their two's complement
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _prefix(number: int, length: int) -> bytes:
+    """The tag and length of a length-delimited field."""
+    return _varint(number << 3 | 2) + _varint(length)
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    return _prefix(number, len(payload)) + payload
+
+
+def _joined_field(number: int, parts: List[bytes]) -> bytes:
+    """`_field(number, b''.join(parts))`, copying the parts once."""
+    return b''.join([_prefix(number, sum(map(len, parts))), *parts])
+
+
+def _packed(payload: bytes) -> bytes:
+    return _field(1, payload) if payload else b''
+
+
+def _encode_feature(kind: str, values: List[Any]) -> bytes:
+    """The serialized Feature of values from `_normalize`."""
+    if kind == _BYTES:
+        parts = []
+        for value in values:
+            parts += (_prefix(1, len(value)), value)
+        return _joined_field(1, parts)
+    if kind == _FLOAT:
+        return _field(2, _packed(struct.pack(f'<{len(values)}f', *values)))
+    return _field(3, _packed(b''.join(map(_varint, values))))

@@ -1,7 +1,13 @@
 """slimdata.example: every builder checked against TensorFlow's own Example parsing."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from slimdata._tf import tf
 from slimdata.example import (bytes_feature, float_feature, int64_feature, make_example,
@@ -176,3 +182,130 @@ def test_typed_builders_refuse_what_does_not_fit(builder, value, message):
     with pytest.raises(ValueError) as raised:
         builder(value)
     assert message in str(raised.value)
+
+
+# --- serialize_example: the TF-free wire format against TensorFlow's protobuf -----------------
+
+INT64S = st.integers(INT64_MIN, INT64_MAX)
+FLOATS = st.one_of(
+    st.floats(width=32),  # float32 values as they are, with -0.0, inf and nan
+    st.floats(-3.4e38, 3.4e38),  # float64 values that round to float32
+    st.sampled_from([0.0, -0.0, float('inf'), -float('inf'), float('nan'), 1e-45]))
+BYTES = st.one_of(
+    st.binary(max_size=40),
+    st.text(max_size=20),
+    # Large values: their lengths take several varint bytes.
+    st.builds(lambda length, byte: bytes([byte]) * length, st.integers(100, 300_000),
+              st.integers(0, 255)))
+SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)
+ARRAYS = st.one_of(
+    hnp.arrays(st.sampled_from([np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
+                                np.int64, np.bool_, np.float16, np.float32]), SHAPES),
+    hnp.arrays(np.float64, SHAPES, elements=FLOATS))  # float64 within float32's range
+VALUES = st.one_of(
+    INT64S, st.booleans(), FLOATS, BYTES,
+    st.lists(INT64S, min_size=1, max_size=10),
+    st.lists(FLOATS, min_size=1, max_size=10),
+    st.lists(st.one_of(INT64S, FLOATS), min_size=1, max_size=10),  # a float_list
+    st.lists(BYTES, min_size=1, max_size=4),
+    ARRAYS,
+    hnp.arrays(np.int64, st.integers(0, 5), elements=INT64S),
+    hnp.arrays(np.uint64, st.integers(0, 5), elements=st.integers(0, INT64_MAX)),
+    hnp.arrays(hnp.byte_string_dtypes(max_len=4) | hnp.unicode_string_dtypes(max_len=4),
+               st.integers(0, 5)))
+FEATURE_DICTS = st.dictionaries(st.text(max_size=12), VALUES, max_size=6)
+EXAMPLE_SETTINGS = settings(max_examples=150, deadline=None,
+                            suppress_health_check=[HealthCheck.too_slow,
+                                                   HealthCheck.data_too_large])
+
+
+def serialized_entry_start(key, example):
+    """The bytes that start `key`'s map entry: its key field and its value's tag."""
+    encoded = key.encode('utf-8')
+    value = example.features.feature[key].SerializeToString(deterministic=True)
+    return b'\x0a' + varint(len(encoded)) + encoded + b'\x12' + varint(len(value))
+
+
+def varint(value):
+    """Protobuf's base-128 varint (non-negative values)."""
+    out = bytearray()
+    while True:
+        out.append(value & 0x7F | (0x80 if value > 0x7F else 0))
+        value >>= 7
+        if not value:
+            return bytes(out)
+
+
+def spec_of(example):
+    """A VarLenFeature spec for every feature of `example`, by its list type."""
+    dtypes = {'bytes_list': tf.string, 'float_list': tf.float32, 'int64_list': tf.int64}
+    return {key: tf.io.VarLenFeature(dtypes[feature.WhichOneof('kind')])
+            for key, feature in example.features.feature.items()}
+
+
+@EXAMPLE_SETTINGS
+@given(FEATURE_DICTS)
+def test_serialize_example_equals_tensorflow_protobuf(features):
+    expected = make_example(features)
+    data = serialize_example(features)
+    parsed = tf.train.Example.FromString(data)
+    # nan != nan in proto comparisons, so compare TensorFlow's deterministic bytes as well.
+    reference = expected.SerializeToString(deterministic=True)
+    assert parsed.SerializeToString(deterministic=True) == reference
+    if not any(np.isnan(f.float_list.value).any() for f in expected.features.feature.values()):
+        assert parsed == expected
+    keys = sorted(features)
+    if not any(b.startswith(a) for a, b in zip(keys, keys[1:])):
+        # upb orders a key that prefixes another one differently (see slimdata.example).
+        assert data == reference
+    positions, offset = [], 0
+    for key in keys:  # the map entries, in sorted key order
+        offset = data.index(serialized_entry_start(key, expected), offset)
+        positions.append(offset)
+    assert positions == sorted(positions)
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.dictionaries(st.text(max_size=12), VALUES, min_size=1, max_size=6))
+def test_serialize_example_parses_as_tensorflow_s_own(features):
+    expected = make_example(features)
+    spec = spec_of(expected)
+    ours = parse(serialize_example(features), spec)
+    reference = parse(expected.SerializeToString(), spec)
+    for key in spec:
+        np.testing.assert_array_equal(ours[key].values, reference[key].values)
+
+
+def test_serialize_example_writes_given_features_and_empty_typed_lists():
+    features = {'prebuilt': float_feature([0.5, -0.0]), 'none_b': bytes_feature([]),
+                'none_i': int64_feature([]), 'none_f': np.zeros(0, np.float32), 'i': -1}
+    data = serialize_example(features)
+    assert data == make_example(features).SerializeToString(deterministic=True)
+    assert serialize_example({}) == tf.train.Example(
+        features=tf.train.Features()).SerializeToString()
+
+
+@pytest.mark.parametrize('value, message', [
+    ([], 'empty list has no type'),
+    (2**63, 'does not fit int64'),
+    (np.array([2**64 - 1], dtype=np.uint64), 'does not fit int64'),
+    (1e39, 'does not fit a float32'),
+    ([1, 'a'], 'mixes bytes and int64'),
+    (None, 'cannot store NoneType None'),
+])
+def test_serialize_example_refuses_as_make_example(value, message):
+    with pytest.raises(ValueError, match=r"feature 'my/key'") as raised:
+        serialize_example({'ok': 1, 'my/key': value})
+    assert message in str(raised.value)
+
+
+def test_serialize_example_does_not_import_tensorflow():
+    code = ('import sys, numpy as np, slimdata.example\n'
+            'data = slimdata.example.serialize_example({"b": b"x", "i": [1, -2], "f": 0.5, '
+            '"a": np.zeros((2, 2), np.float32), "s": "text"})\n'
+            'assert len(data) > 0\n'
+            'print("tensorflow" in sys.modules)')
+    result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.strip() == 'False'

@@ -10,6 +10,8 @@ import json
 import os
 import random
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -364,34 +366,28 @@ def test_command_line(scene, tmp_path):
     assert os.path.exists(tmp_path / 'out' / 'trainval-00000-of-00001.tfrecord')
 
 
-def test_encoder_matches_tensorflow_protobuf():
-    """The converter's protobuf encoder (it runs in workers without TensorFlow) against
-    TensorFlow's own tf.train.Feature / Example serialization and parsing."""
-    values = {
-        'b': ('bytes_list', tf.train.BytesList, [b'', b'\x00\xff', 'é'.encode(), b'x' * 300]),
-        'f': ('float_list', tf.train.FloatList, [0.1, -2.5, 1e30, 0.0]),
-        'i': ('int64_list', tf.train.Int64List, [0, 1, 127, 128, 300, 2**63 - 1, -1, -2**63]),
-        'empty_b': ('bytes_list', tf.train.BytesList, []),
-        'empty_f': ('float_list', tf.train.FloatList, []),
-        'empty_i': ('int64_list', tf.train.Int64List, []),
-    }
-    encoders = {'bytes_list': pascalvoc._bytes_feature, 'float_list': pascalvoc._float_feature,
-                'int64_list': pascalvoc._int64_feature}
-    ours, reference = {}, {}
-    for key, (kind, list_class, data) in values.items():
-        ours[key] = encoders[kind](data)
-        reference[key] = tf.train.Feature(**{kind: list_class(value=data)})
-        assert ours[key] == reference[key].SerializeToString(), key
-    serialized = pascalvoc._serialize_example(ours)
-    assert tf.train.Example.FromString(serialized) == tf.train.Example(
-        features=tf.train.Features(feature=reference))
-    parsed = tf.io.parse_single_example(serialized, {
-        key: tf.io.VarLenFeature({'bytes_list': tf.string, 'float_list': tf.float32,
-                                  'int64_list': tf.int64}[kind])
-        for key, (kind, _, _) in values.items()})
-    for key, (kind, _, data) in values.items():
-        expected = np.array(data, np.float32) if kind == 'float_list' else data
-        np.testing.assert_array_equal(parsed[key].values.numpy(), expected)
+def test_converter_workers_do_not_import_tensorflow(scene, tmp_path):
+    """What a converter's worker process runs (import the modules, encode an example) must not
+    import TensorFlow: it would add seconds to every worker's start."""
+    voc, _ = scene
+    label = tmp_path / 'label.png'
+    Image.fromarray(np.zeros((30, 40), np.uint8)).save(label)
+    code = f"""if True:
+        import sys
+        import numpy as np
+        from slimdata.datasets import classification, pascalvoc, segmentation
+        voc = {str(voc)!r}
+        pascalvoc.encode_image('000001', voc, voc + '/ImageSets/Main/trainval.txt')
+        classification.encode_pixels((np.zeros((4, 4), np.uint8), 1))
+        classification.encode_image_file((voc + '/JPEGImages/000002.jpg', 0))
+        source = segmentation.SegmentationSource(voc + '/JPEGImages/000001.jpg',
+                                                 {str(label)!r}, '000001')
+        segmentation.encode_segmentation_example(source, 21, 255, 'error')
+        print('tensorflow' in sys.modules)
+    """
+    result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.strip() == 'False'
 
 
 # --- Bad boxes --------------------------------------------------------------------------------
