@@ -491,7 +491,9 @@ def add_convert_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_convert(args: argparse.Namespace) -> WriteSummary:
-    """Runs `convert` with the arguments added by `add_convert_arguments`."""
-    return convert(args.dataset_root, args.output_dir, args.year, args.split,
-                   num_shards=args.num_shards, workers=args.workers, seed=args.seed,
-                   on_bad_box=args.on_bad_box)
+    """Runs `convert` with the arguments added by `add_convert_arguments`; prints the summary."""
+    summary = convert(args.dataset_root, args.output_dir, args.year, args.split,
+                      num_shards=args.num_shards, workers=args.workers, seed=args.seed,
+                      on_bad_box=args.on_bad_box)
+    print(summary.format())
+    return summary

@@ -32,6 +32,16 @@ def drain(fetches, max_steps=10_000):
     return values
 
 
+def write_with_tf(path, records, compression=None):
+    """Writes `records` with TensorFlow's own TFRecordWriter (the independent reference)."""
+    import tensorflow as tf
+    options = tf.io.TFRecordOptions(compression_type=compression or '')
+    with tf.io.TFRecordWriter(str(path), options=options) as writer:
+        for record in records:
+            writer.write(record)
+    return str(path)
+
+
 @pytest.fixture
 def graph():
     """A fresh default graph, for the queue-based (graph mode) API."""

@@ -12,14 +12,7 @@ import pytest
 
 from slimdata import cli, dataset_info, tfrecord
 from slimdata._tf import tf
-
-
-def write_with_tf(path, records, compression=None):
-    options = tf.io.TFRecordOptions(compression_type=compression or '')
-    with tf.io.TFRecordWriter(str(path), options=options) as writer:
-        for record in records:
-            writer.write(record)
-    return str(path)
+from conftest import write_with_tf
 
 
 def tf_count(path, compression=None):

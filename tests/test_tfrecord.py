@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from slimdata import tfrecord
 from slimdata._tf import tf
+from conftest import write_with_tf
 
 COMPRESSIONS = [None, 'GZIP', 'ZLIB']
 
@@ -40,14 +41,6 @@ def reference_frame(data: bytes) -> bytes:
     length = struct.pack('<Q', len(data))
     return (length + struct.pack('<I', reference_mask(reference_crc32c(length))) + data
             + struct.pack('<I', reference_mask(reference_crc32c(data))))
-
-
-def write_with_tf(path, records, compression=None):
-    options = tf.io.TFRecordOptions(compression_type=compression or '')
-    with tf.io.TFRecordWriter(str(path), options=options) as writer:
-        for record in records:
-            writer.write(record)
-    return str(path)
 
 
 def read_with_tf(path, compression=None):
