@@ -37,11 +37,13 @@ def make_dataset(name: str, split_name: str, dataset_dir: str,
       items_to_descriptions: item name -> a description for users.
       published_split_sizes: split -> number of examples, used when the folder has no
         `dataset_info.json` (records converted by other tools).
-      published_labels_to_names: label id -> name, likewise the fallback.
+      published_labels_to_names: label id -> name, likewise the fallback (a folder with a
+        `dataset_info.json` takes only the labels recorded there).
       file_pattern: a pattern with one `%s` for the split name, relative to `dataset_dir`
         (or absolute); defaults to `<split>-*.tfrecord`.
       reader: the reader class; defaults to `tf.compat.v1.TFRecordReader`.
-      **extra: further attributes of the Dataset (num_classes, ignore_label, ...).
+      **extra: further attributes of the Dataset (num_classes, ignore_label, ...): the
+        published values; the `extra` recorded in `dataset_info.json` overrides them.
 
     Raises:
       ValueError: if `split_name` is neither recorded in `dataset_info.json` nor published.
@@ -50,9 +52,11 @@ def make_dataset(name: str, split_name: str, dataset_dir: str,
     split_sizes = dict(published_split_sizes)
     labels_to_names = dict(published_labels_to_names or {})
     if info is not None:
+        # What the converter recorded wins over every published constant: the folder may hold
+        # a custom dataset in a published layout (other classes, another ignore_label).
         split_sizes.update(dataset_info.split_sizes(info))
-        labels_to_names = dataset_info.labels_to_names(info) or labels_to_names
-        extra = {**info.get('extra', {}), **extra}
+        labels_to_names = dataset_info.labels_to_names(info)
+        extra = {**extra, **info.get('extra', {})}
     elif dataset_info.has_labels_file(dataset_dir):
         labels_to_names = dataset_info.read_labels_file(dataset_dir)
     if split_name not in split_sizes:

@@ -172,16 +172,13 @@ def get_split(dataset_name: str, split_name: str, dataset_dir: str,
     """
     from slimdata.datasets import dataset_utils
     published = _published(dataset_name)
-    recorded = (dataset_info.read_dataset_info(dataset_dir) or {}).get('extra', {})
-    # A converted folder may hold a custom dataset in a published layout (a VOC-style tree
-    # with other classes): what the converter recorded wins over the published constants.
-    num_classes = recorded.get('num_classes', published.num_classes)
-    ignore_label = recorded.get('ignore_label', published.ignore_label)
+    # make_dataset lets what the converter recorded in dataset_info.json (a custom dataset in
+    # a published layout) win over these published values.
     return dataset_utils.make_dataset(
         dataset_name, split_name, dataset_dir, keys_to_features(), items_to_handlers(),
-        _ITEMS_TO_DESCRIPTIONS, published.splits_to_sizes,
-        _published_labels(dataset_name, num_classes), file_pattern=file_pattern,
-        reader=reader, num_classes=num_classes, ignore_label=ignore_label)
+        _ITEMS_TO_DESCRIPTIONS, published.splits_to_sizes, published.labels_to_names,
+        file_pattern=file_pattern, reader=reader, num_classes=published.num_classes,
+        ignore_label=published.ignore_label)
 
 
 def _published(dataset_name: str) -> SegmentationDatasetInfo:
