@@ -3,7 +3,7 @@
 Every TF1 input pipeline (`DatasetDataProvider`, `tf.compat.v1.train.batch`,
 `prefetch_queue`) is fed by queue runners, and every loop that reads it needs the same steps,
 which old code gets wrong in many small ways: initialise the global *and local* variables
-(`num_epochs` is a local variable), start the queue runners under a `Coordinator`, stop and
+(`num_epochs` is a local variable) and the lookup tables, start the queue runners under a `Coordinator`, stop and
 join them when the loop ends or fails, and treat the `OutOfRangeError` that ends the last
 epoch as the normal end of the loop rather than an error. `QueueSession` does all of it::
 
@@ -28,7 +28,8 @@ from slimdata._tf import require_graph_mode, tf
 class QueueSession:
     """A `tf.compat.v1.Session` whose queue runners run for the duration of a `with` block.
 
-    On entry it creates the session, runs the global and local variable initialisers, calls
+    On entry it creates the session, runs the global and local variable initialisers and the
+    table initialisers (`LookupTensor`'s vocabularies), calls
     `init_fn(session)` (for example to restore a checkpoint, which must come after the
     initialisers), and starts every queue runner of the graph under a `Coordinator`. On exit it
     stops and joins the runner threads. An `OutOfRangeError` raised in the block (the input's
@@ -84,7 +85,8 @@ class QueueSession:
     def __enter__(self) -> 'QueueSession':
         with self._graph.as_default():
             init_op = tf.group(tf.compat.v1.global_variables_initializer(),
-                               tf.compat.v1.local_variables_initializer())
+                               tf.compat.v1.local_variables_initializer(),
+                               tf.compat.v1.tables_initializer())
         self._session = tf.compat.v1.Session(self._target, graph=self._graph,
                                              config=self._config)
         try:

@@ -366,6 +366,48 @@ def test_several_readers_shuffled_two_epochs_read_each_record_twice(tmp_path, gr
     assert labels != sorted(labels)  # shuffled
 
 
+def _write_numbered_files(directory, sizes):
+    """Files of raw records b'<file>-<index>' written by TensorFlow's writer."""
+    paths = []
+    for file_index, size in enumerate(sizes):
+        path = str(directory / f'part-{file_index}.tfrecord')
+        with tf.io.TFRecordWriter(path) as writer:
+            for record_index in range(size):
+                writer.write(f'{file_index}-{record_index}'.encode())
+        paths.append(path)
+    return paths
+
+
+@pytest.mark.parametrize('capacity', [4, 256])
+def test_records_read_in_chunks_arrive_complete_and_in_file_order(tmp_path, graph, capacity):
+    # Readers move several records per step (parallel_reader.RECORDS_PER_READ); file sizes
+    # that are not multiples of it, and a queue smaller than it, must lose or repeat nothing.
+    sizes = [parallel_reader.RECORDS_PER_READ + 1, 2 * parallel_reader.RECORDS_PER_READ + 5, 3]
+    paths = _write_numbered_files(tmp_path, sizes)
+    key, value = parallel_reader.parallel_read(
+        paths, tf.compat.v1.TFRecordReader, num_epochs=2, num_readers=1, shuffle=False,
+        capacity=capacity)
+    values = drain([key, value])
+    one_epoch = [f'{f}-{r}' for f, size in enumerate(sizes) for r in range(size)]
+    assert [v.decode() for _, v in values] == one_epoch * 2
+    # Keys are '<file>:<offset>': 16 bytes of framing plus the payload per record.
+    first_file_offsets = [int(k.decode().rsplit(':', 1)[1]) for k, _ in values[:sizes[0]]]
+    payload_lengths = [len(f'0-{r}') for r in range(sizes[0])]
+    assert first_file_offsets == [sum(16 + n for n in payload_lengths[:i])
+                                  for i in range(sizes[0])]
+
+
+def test_several_readers_reading_in_chunks_read_every_record_once_per_epoch(tmp_path, graph):
+    sizes = [40, 75, 9, 33]
+    paths = _write_numbered_files(tmp_path, sizes)
+    _, value = parallel_reader.parallel_read(
+        paths, tf.compat.v1.TFRecordReader, num_epochs=3, num_readers=3, shuffle=True, seed=5,
+        capacity=64, min_after_dequeue=16)
+    values = [v.decode() for v in drain(value)]
+    assert sorted(values) == sorted([f'{f}-{r}' for f, size in enumerate(sizes)
+                                     for r in range(size)] * 3)
+
+
 def test_batch_and_prefetch_queue_with_dynamic_pad(tmp_path, graph):
     # Variable-length items (like boxes) batched with dynamic_pad, then prefetched.
     path = str(tmp_path / 'boxes.tfrecord')

@@ -51,6 +51,13 @@ def test_init_fn_runs_after_the_variable_initialisers(graph):
     assert not session.epoch_ended
 
 
+def test_lookup_tables_are_initialised(graph):
+    table = tf.lookup.StaticHashTable(
+        tf.lookup.KeyValueTensorInitializer(['cat', 'dog'], [3, 7], value_dtype=tf.int64), -1)
+    with QueueSession() as session:
+        assert session.run(table.lookup(tf.constant(['dog', 'cat', 'cow']))).tolist() == [7, 3, -1]
+
+
 def test_an_error_in_the_block_propagates_and_stops_the_runners(tmp_path, graph):
     path = write_with_tf(tmp_path / 'a.tfrecord', _label_records(range(5)))
     [label] = _labels_provider(path, 5).get(['label'])  # endless epochs
