@@ -53,9 +53,7 @@ class DatasetDataProvider(data_provider.DataProvider):
         """
         require_graph_mode('DatasetDataProvider')
         items = dataset.decoder.list_items()
-        if record_key in items:
-            raise ValueError('The item name used for `record_key` cannot also be used for a '
-                             'dataset item: %s' % record_key)
+        check_record_key(items, record_key)
         key, data = parallel_reader.parallel_read(
             dataset.data_sources,
             reader_class=dataset.reader,
@@ -70,3 +68,10 @@ class DatasetDataProvider(data_provider.DataProvider):
         items_to_tensors = dict(zip(items, dataset.decoder.decode(data, items)))
         items_to_tensors[record_key] = key
         super().__init__(items_to_tensors=items_to_tensors, num_samples=dataset.num_samples)
+
+
+def check_record_key(items, record_key):
+    """Raises a ValueError if the `record_key` item name is also a dataset item."""
+    if record_key in items:
+        raise ValueError('The item name used for `record_key` cannot also be used for a '
+                         'dataset item: %s' % record_key)

@@ -103,6 +103,24 @@ class ParallelReader(tf.compat.v1.ReaderBase):
         self._configure_readers_by(queue)
         return self._common_queue.dequeue_up_to(num_records, name)
 
+    def read_many(self, queue, num_records, name=None):
+        """Returns exactly `num_records` (key, value) pairs produced by the readers.
+
+        Unlike `read_up_to`, a final remainder of fewer than `num_records` records is
+        never returned: once the readers are done, the next call raises OutOfRangeError.
+
+        Args:
+          queue: a queue or a mutable string tensor representing a handle to a queue, with
+            string work items.
+          num_records: the number of records to read.
+          name: a name for the operation (optional).
+
+        Returns:
+          A tuple (keys, values) of 1-D string tensors of length `num_records`.
+        """
+        self._configure_readers_by(queue)
+        return self._common_queue.dequeue_many(num_records, name)
+
     def _configure_readers_by(self, queue):
         require_graph_mode('ParallelReader.read')
         enqueue_ops = [self._enqueue_records_of(reader, queue) for reader in self._readers]
@@ -155,23 +173,48 @@ def parallel_read(data_sources, reader_class, num_epochs=None, num_readers=4,
       RuntimeError: under eager execution.
     """
     require_graph_mode('parallel_read')
-    data_files = get_data_files(data_sources)
     with tf.compat.v1.name_scope(scope, 'parallel_read'):
-        filename_queue = tf.compat.v1.train.string_input_producer(
-            data_files, num_epochs=num_epochs, shuffle=shuffle, seed=seed, name='filenames')
-        dtypes = dtypes or [tf.string, tf.string]
-        if shuffle:
-            common_queue = tf.queue.RandomShuffleQueue(
-                capacity=capacity, min_after_dequeue=min_after_dequeue, dtypes=dtypes,
-                seed=seed, name='common_queue')
-        else:
-            common_queue = tf.queue.FIFOQueue(capacity=capacity, dtypes=dtypes,
-                                              name='common_queue')
-        tf.compat.v1.summary.scalar(
-            'fraction_of_%d_full' % capacity,
-            tf.cast(common_queue.size(), tf.float32) * (1. / capacity))
-        return ParallelReader(reader_class, common_queue, num_readers=num_readers,
-                              reader_kwargs=reader_kwargs).read(filename_queue)
+        reader, filename_queue = make_parallel_reader(
+            data_sources, reader_class, num_epochs=num_epochs, num_readers=num_readers,
+            reader_kwargs=reader_kwargs, shuffle=shuffle, dtypes=dtypes, capacity=capacity,
+            min_after_dequeue=min_after_dequeue, seed=seed)
+        return reader.read(filename_queue)
+
+
+def make_parallel_reader(data_sources, reader_class, num_epochs=None, num_readers=4,
+                         reader_kwargs=None, shuffle=True, dtypes=None, capacity=256,
+                         min_after_dequeue=128, seed=None):
+    """The ParallelReader and filename queue of `parallel_read`, for reading several records
+    per step (`reader.read_up_to(filename_queue, n)`); the arguments are `parallel_read`'s.
+
+    Returns:
+      (reader, filename_queue): a `ParallelReader` and the queue of its data files.
+
+    Raises:
+      ValueError: if no data files are found.
+      RuntimeError: under eager execution.
+    """
+    require_graph_mode('make_parallel_reader')
+    data_files = get_data_files(data_sources)
+    filename_queue = tf.compat.v1.train.string_input_producer(
+        data_files, num_epochs=num_epochs, shuffle=shuffle, seed=seed, name='filenames')
+    dtypes = dtypes or [tf.string, tf.string]
+    # Readers give scalar keys and values. Saying so lets read_up_to and read_many dequeue
+    # several at once (tf_slim's shapeless queue refused both).
+    shapes = [[]] * len(dtypes)
+    if shuffle:
+        common_queue = tf.queue.RandomShuffleQueue(
+            capacity=capacity, min_after_dequeue=min_after_dequeue, dtypes=dtypes,
+            shapes=shapes, seed=seed, name='common_queue')
+    else:
+        common_queue = tf.queue.FIFOQueue(capacity=capacity, dtypes=dtypes, shapes=shapes,
+                                          name='common_queue')
+    tf.compat.v1.summary.scalar(
+        'fraction_of_%d_full' % capacity,
+        tf.cast(common_queue.size(), tf.float32) * (1. / capacity))
+    reader = ParallelReader(reader_class, common_queue, num_readers=num_readers,
+                            reader_kwargs=reader_kwargs)
+    return reader, filename_queue
 
 
 def single_pass_read(data_sources, reader_class, reader_kwargs=None, scope=None):
