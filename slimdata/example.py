@@ -42,6 +42,7 @@ before '.../label'; both parse to the same Example.) `int64_feature`, `float_fea
 first called; importing this module does not.
 """
 
+import functools
 import math
 import struct
 import sys
@@ -131,6 +132,9 @@ def _array_values(array: np.ndarray) -> Tuple[List[Any], Optional[str]]:
 
 def _values_and_kind(value: Any) -> Tuple[List[Any], Optional[str]]:
     """Flattens `value` and finds its list type (None for an empty list)."""
+    exact_kind = _EXACT_TYPE_KINDS.get(type(value))
+    if exact_kind is not None:  # the common scalar: no further checks needed
+        return [value], exact_kind
     if isinstance(value, (np.ndarray, np.generic)):
         return _array_values(np.asarray(value))
     if isinstance(value, (list, tuple)):
@@ -250,10 +254,10 @@ def bytes_feature(value: Any) -> Any:
                           'bytes or str (or a bytes/str numpy array)')
 
 
-def _is_proto_feature(value: Any) -> bool:
-    """True for a `tf.train.Feature`; one can only exist once TensorFlow is imported."""
+def _proto_feature_type() -> Optional[type]:
+    """`tf.train.Feature`, or None while TensorFlow is not imported (no such value can exist)."""
     tensorflow = sys.modules.get('tensorflow')
-    return tensorflow is not None and isinstance(value, tensorflow.train.Feature)
+    return None if tensorflow is None else tensorflow.train.Feature
 
 
 def _checked_features(features: Mapping[str, Any], make_feature: Any,
@@ -271,10 +275,11 @@ def _checked_features(features: Mapping[str, Any], make_feature: Any,
     for key in features:
         if not isinstance(key, str):
             raise ValueError(f'feature keys must be str, got {_describe(key)}')
+    proto_feature_type = _proto_feature_type()
     built = []
     for key in sorted(features):
         value = features[key]
-        if _is_proto_feature(value):
+        if proto_feature_type is not None and isinstance(value, proto_feature_type):
             built.append((key, take_feature(value)))
             continue
         try:
@@ -315,15 +320,12 @@ def serialize_example(features: Mapping[str, Any]) -> bytes:
     Raises:
       ValueError: naming the key, for a value that cannot be mapped to one list type.
     """
-    entries = []
-    for key, feature in _checked_features(
+    parts = []  # of every map entry in key order, joined once at the end
+    for key, feature_parts in _checked_features(
             features, _encode_feature,
-            lambda feature: feature.SerializeToString(deterministic=True)):
-        key_field = _field(1, key.encode('utf-8'))
-        value_prefix = _prefix(2, len(feature))
-        entry_length = len(key_field) + len(value_prefix) + len(feature)
-        entries += (_prefix(1, entry_length), key_field, value_prefix, feature)
-    return _joined_field(1, entries)  # Example.features, holding the map entries
+            lambda feature: [feature.SerializeToString(deterministic=True)]):
+        parts += (_entry_start(key, sum(map(len, feature_parts))), *feature_parts)
+    return b''.join([_prefix(1, sum(map(len, parts))), *parts])  # Example.features
 
 
 # --- The protobuf wire format of example.proto -----------------------------------------------
@@ -331,15 +333,20 @@ def serialize_example(features: Mapping[str, Any]) -> bytes:
 # {key = 1, value = 2}, Feature{oneof: BytesList bytes_list = 1, FloatList float_list = 2,
 # Int64List int64_list = 3}, and each list's values are its field 1 (floats and int64s packed,
 # an empty packed field is not written). These are the bytes protobuf writes, field by field.
-# The largest value (an image) is copied twice, into its Feature and into the Example, not
-# once per level of nesting.
+# A Feature is built as a list of parts that `serialize_example` joins once, so the largest
+# value (an image) is copied once, into the Example, not once per level of nesting.
 
 _ONE_BYTE_VARINTS = tuple(bytes((value,)) for value in range(0x80))  # tags, lengths, flags
+# Entry starts cached by (key, value length): a converter's records repeat the same few keys,
+# and most values (sizes, labels, format) have the same length from record to record.
+_ENTRY_CACHE_SIZE = 4096
 
 
 def _varint(value: int) -> bytes:
     if 0 <= value < 0x80:
         return _ONE_BYTE_VARINTS[value]
+    if 0 < value < 0x4000:  # lengths of short values, image sizes
+        return bytes((value & 0x7F | 0x80, value >> 7))
     value &= (1 << 64) - 1  # negative int64s are written as their two's complement
     out = bytearray()
     while value > 0x7F:
@@ -351,29 +358,39 @@ def _varint(value: int) -> bytes:
 
 def _prefix(number: int, length: int) -> bytes:
     """The tag and length of a length-delimited field."""
-    return _varint(number << 3 | 2) + _varint(length)
+    return _ONE_BYTE_VARINTS[number << 3 | 2] + _varint(length)
 
 
 def _field(number: int, payload: bytes) -> bytes:
-    return _prefix(number, len(payload)) + payload
+    return _ONE_BYTE_VARINTS[number << 3 | 2] + _varint(len(payload)) + payload
 
 
-def _joined_field(number: int, parts: List[bytes]) -> bytes:
-    """`_field(number, b''.join(parts))`, copying the parts once."""
-    return b''.join([_prefix(number, sum(map(len, parts))), *parts])
+@functools.lru_cache(maxsize=_ENTRY_CACHE_SIZE)
+def _entry_start(key: str, feature_length: int) -> bytes:
+    """A map entry up to its value's bytes: its tag and length, the key, the value's tag and
+    length (the value being a serialized Feature of `feature_length` bytes)."""
+    start = _field(1, key.encode('utf-8')) + _prefix(2, feature_length)
+    return _prefix(1, len(start) + feature_length) + start
 
 
-def _packed(payload: bytes) -> bytes:
-    return _field(1, payload) if payload else b''
+def _packed_list(number: int, payload: bytes) -> bytes:
+    """Feature field `number` holding a list whose values are the packed `payload`."""
+    if not payload:
+        return bytes((number << 3 | 2, 0))
+    if len(payload) < 0x7E:  # both lengths fit in one byte: the usual few labels or floats
+        return bytes((number << 3 | 2, len(payload) + 2, 0x0A, len(payload))) + payload
+    return _field(number, _field(1, payload))
 
 
-def _encode_feature(kind: str, values: List[Any]) -> bytes:
-    """The serialized Feature of values from `_normalize`."""
+def _encode_feature(kind: str, values: List[Any]) -> List[bytes]:
+    """The serialized Feature of values from `_normalize`, as parts to be joined."""
     if kind == _BYTES:
         parts = []
         for value in values:
             parts += (_prefix(1, len(value)), value)
-        return _joined_field(1, parts)
+        return [_prefix(1, sum(map(len, parts))), *parts]
     if kind == _FLOAT:
-        return _field(2, _packed(struct.pack(f'<{len(values)}f', *values)))
-    return _field(3, _packed(b''.join(map(_varint, values))))
+        return [_packed_list(2, struct.pack(f'<{len(values)}f', *values))]
+    if values and min(values) >= 0 and max(values) < 0x80:  # labels, flags: one byte each
+        return [_packed_list(3, bytes(values))]
+    return [_packed_list(3, b''.join(map(_varint, values)))]

@@ -61,6 +61,10 @@ _LENGTH_CRC_CACHE_SIZE = 4096
 # cheap per open file. Sizes from 256 KiB to 2 MiB measured alike; 128 KiB and less slows
 # 50 KB records down.
 _CHUNK_SIZE = 1024 * 1024
+# Files the writer opens are buffered this much: a write call per record (two, for a record
+# bigger than the default 8 KiB buffer) costs about a third of the time of writing a 60 kB
+# image record on ext4; with this buffer, one call serves many records.
+WRITE_BUFFER_SIZE = 1024 * 1024
 # `count_records` reads headers through windows this big: one read serves every header in it
 # when records are small, and little is read in vain when they are large.
 _HEADER_WINDOW_SIZE = 8 * 1024
@@ -204,7 +208,7 @@ class TFRecordWriter:
                  compression: Optional[str] = None):
         self.compression = normalize_compression(compression, allow_auto=False)
         if isinstance(path_or_file, (str, bytes, os.PathLike)):
-            self._file = open(path_or_file, 'wb')
+            self._file = open(path_or_file, 'wb', buffering=WRITE_BUFFER_SIZE)
             self._owns_file = True
         else:
             self._file = path_or_file

@@ -14,13 +14,16 @@ What it guarantees:
   named `shard_filename(split, k, S)`, e.g. `train-00001-of-00004.tfrecord`. When there are
   fewer items than `num_shards`, S is the number of items (one item per shard) rather than
   writing shards that could never hold a record.
-- The bytes written do not depend on `workers`: workers only encode, in chunks that come back
-  in item order, and this process frames and writes every record. This needs an encode that
-  is deterministic across processes: serialize with `slimdata.example.serialize_example`
-  (protobuf's default map order differs from process to process).
-- Each shard is written to `.<name>.tmp-<pid>` in the same folder and renamed when complete,
-  so a file under a final name is always complete. On any error (or Ctrl-C) the temporary
-  file is removed; shards completed before the error stay. A re-run keeps the shards already
+- The bytes written do not depend on `workers`: a worker writes whole shards, each from its
+  own contiguous items in order, so no record crosses between processes. This needs an encode
+  that is deterministic across processes: serialize with `slimdata.example.serialize_example`
+  (protobuf's default map order differs from process to process). It also means that at most
+  as many workers run as there are shards to write: ask for at least as many shards as
+  workers (a multiple of the workers balances them best).
+- Each shard is written to `.<name>.tmp-<pid>` in the same folder and renamed, in shard
+  order, when complete, so a file under a final name is always complete. On any error (or
+  Ctrl-C) the temporary files are removed; the shards before the failing one are completed
+  and stay, as when writing in one process. A re-run keeps the shards already
   present under their final name (`shards_reused`) and writes only the missing ones, so it
   must be given the same items and encode; to convert different data, use an empty folder.
   Temporaries left by a killed run of the same split are removed on start (so run one
@@ -32,15 +35,15 @@ What it guarantees:
   `ConversionError` (a ValueError) naming the split, the item index and the item, with the
   original message; in the process pool the original traceback is attached as its cause.
 
-`workers > 1` starts a process pool with the spawn start method (TensorFlow must never be
-forked), so a script that calls this must guard its entry point with
-`if __name__ == '__main__':`, and each worker imports the encode function's module. Output
-folders with a URL scheme (`gs://...`) are written through `tf.io.gfile`.
+`workers > 1` (with more than one shard to write) starts a process pool with the spawn start
+method (TensorFlow must never be forked), so a script that calls this must guard its entry
+point with `if __name__ == '__main__':`, and each worker imports the encode function's
+module. Output folders with a URL scheme (`gs://...`) are written through `tf.io.gfile` (in
+the workers too, which then import TensorFlow).
 """
 
 import collections
 import contextlib
-import itertools
 import multiprocessing
 import os
 import pickle
@@ -48,21 +51,19 @@ import re
 import signal
 import sys
 import time
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import (Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Sequence,
-                    Tuple, TypeVar, Union)
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar, Union
 
 from tqdm import tqdm
 
-from slimdata.tfrecord import TFRecordWriter, count_records
+from slimdata.tfrecord import WRITE_BUFFER_SIZE, TFRecordWriter, count_records
 
 T = TypeVar('T')
 
-_DETAILS_SHOWN = 3       # details listed per skip/note reason in WriteSummary.format()
-_MAX_CHUNK_SIZE = 32     # items per pool task: small enough for a smooth progress bar
-_CHUNKS_PER_WORKER = 4   # pool tasks in flight per worker: keeps workers busy, bounds memory
+_DETAILS_SHOWN = 3         # details listed per skip/note reason in WriteSummary.format()
+_PROGRESS_SECONDS = 0.1    # how often the progress bar shows what the workers have done
 
 
 class SkipExample(Exception):
@@ -174,7 +175,8 @@ def write_sharded(items: Sequence[T], encode: Callable[[T], Union[bytes, Encoded
       output_dir: the folder of the shards (created if missing); may be a `gs://` URL.
       split: the split name, the shards' file name prefix.
       num_shards: the number of shards (fewer when there are fewer items).
-      workers: processes that run `encode`; 1 runs it in this process.
+      workers: processes that encode and write shards, one shard each at a time (so no more
+        than the number of shards to write); 1 does all the work in this process.
       desc: the progress bar's label; defaults to `split`.
 
     Returns:
@@ -183,7 +185,7 @@ def write_sharded(items: Sequence[T], encode: Callable[[T], Union[bytes, Encoded
     Raises:
       ValueError: for bad arguments, no items, or shards of another shard count present.
       ConversionError: when `encode` raises anything but SkipExample.
-      RuntimeError: when a worker process dies (it names the items being encoded).
+      RuntimeError: when a worker process dies (it names the shards and items being written).
     """
     start_time = time.perf_counter()
     items = list(items)
@@ -192,34 +194,47 @@ def write_sharded(items: Sequence[T], encode: Callable[[T], Union[bytes, Encoded
     files = _file_system_for(output_dir)
     files.makedirs(output_dir)
     existing = _prepare_folder(files, output_dir, split, total_shards)
-    bounds = [(k * len(items) // total_shards, (k + 1) * len(items) // total_shards)
-              for k in range(total_shards)]
-    names = [shard_filename(split, k, total_shards) for k in range(total_shards)]
-    pending = [index for name, (start, stop) in zip(names, bounds) if name not in existing
-               for index in range(start, stop)]
-    summary = WriteSummary(split=split, shards=[], num_records=0, num_bytes=0)
-    skipped = collections.defaultdict(list)
-    notes = collections.defaultdict(list)
-    with contextlib.ExitStack() as stack:
-        progress = stack.enter_context(
-            tqdm(total=len(items), desc=desc or split, unit='ex', file=sys.stderr))
-        outcomes = _encoded_outcomes(stack, items, pending, encode, split, workers)
-        for name, (start, stop) in zip(names, bounds):
-            path = os.path.join(output_dir, name)
-            if name in existing:
-                num_records = files.count_records(path)
-                summary.shards_reused += 1
-                progress.update(stop - start)
-            else:
-                num_records = _write_shard(files, path, itertools.islice(outcomes, stop - start),
-                                           skipped, notes, progress)
-            summary.shards.append({'file': name, 'num_records': num_records})
-            summary.num_records += num_records
-            summary.num_bytes += files.size(path)
-    summary.skipped = dict(skipped)
-    summary.notes = dict(notes)
-    summary.seconds = time.perf_counter() - start_time
-    return summary
+    paths, jobs = [], []
+    for index in range(total_shards):
+        name = shard_filename(split, index, total_shards)
+        paths.append(os.path.join(output_dir, name))
+        if name not in existing:
+            start, stop = (index * len(items) // total_shards,
+                           (index + 1) * len(items) // total_shards)
+            jobs.append(_ShardJob(path=paths[-1], temporary=_temporary_path(paths[-1]),
+                                  items=[(i, items[i]) for i in range(start, stop)]))
+    if 0 < len(jobs) < workers:
+        print(f'{split}: {len(jobs)} shard(s) to write, so {len(jobs)} of the {workers} workers '
+              'can work (each writes whole shards); ask for more shards to use them all',
+              file=sys.stderr)
+    with tqdm(total=len(items), desc=desc or split, unit='ex', file=sys.stderr) as progress:
+        progress.update(len(items) - sum(len(job.items) for job in jobs))  # reused shards
+        if min(workers, len(jobs)) > 1:
+            results = _write_in_pool(files, jobs, encode, split, workers, progress)
+        else:  # no pool to start: its start-up would cost more than it saves
+            results = _write_in_this_process(files, jobs, encode, split, progress)
+    return _summarize(files, split, paths, results, time.perf_counter() - start_time)
+
+
+@dataclass(frozen=True)
+class _ShardJob:
+    """One shard to write: where it goes and its (item index, item) pairs, in order."""
+    path: str
+    temporary: str
+    items: List[Tuple[int, Any]]
+
+
+@dataclass
+class _ShardResult:
+    """What writing one shard found: records written, (reason, detail) skips and notes."""
+    num_records: int = 0
+    skipped: List[Tuple[str, str]] = field(default_factory=list)
+    notes: List[Tuple[str, str]] = field(default_factory=list)
+
+
+def _temporary_path(path: str) -> str:
+    folder, name = os.path.split(path)
+    return os.path.join(folder, f'.{name}.tmp-{os.getpid()}')
 
 
 def _check_arguments(items: List[Any], encode: Callable, split: str, num_shards: int,
@@ -268,61 +283,126 @@ def _prepare_folder(files: '_FileSystem', output_dir: str, split: str,
     return existing
 
 
-def _encoded_outcomes(stack: contextlib.ExitStack, items: List[Any], pending: List[int],
-                      encode: Callable, split: str,
-                      workers: int) -> Iterator[Union[EncodedExample, SkipExample]]:
-    """The outcomes of encoding `items[i] for i in pending`, in that order."""
-    if workers == 1 or len(pending) <= 1:
-        return (_encode_one(encode, split, index, items[index]) for index in pending)
-    chunk_size = max(1, min(_MAX_CHUNK_SIZE, len(pending) // (workers * _CHUNKS_PER_WORKER)))
-    chunks = [[(index, items[index]) for index in pending[start:start + chunk_size]]
-              for start in range(0, len(pending), chunk_size)]
-    executor = ProcessPoolExecutor(max_workers=min(workers, len(chunks)),
-                                   mp_context=multiprocessing.get_context('spawn'),
-                                   initializer=_init_worker)
-    # On an error or Ctrl-C, drop the queued chunks and wait for the running ones.
-    stack.callback(executor.shutdown, wait=True, cancel_futures=True)
-    return _pool_outcomes(executor, chunks, encode, split, workers * _CHUNKS_PER_WORKER)
-
-
-def _pool_outcomes(executor: ProcessPoolExecutor, chunks: List[List[Tuple[int, Any]]],
-                   encode: Callable, split: str,
-                   max_in_flight: int) -> Iterator[Union[EncodedExample, SkipExample]]:
-    """Submits chunks as results are consumed (bounded memory) and yields them in order."""
-    in_flight = collections.deque()
-    for chunk in chunks:
-        in_flight.append((chunk, executor.submit(_encode_chunk, encode, split, chunk)))
-        if len(in_flight) >= max_in_flight:
-            yield from _pop_oldest_result(split, in_flight)
-    while in_flight:
-        yield from _pop_oldest_result(split, in_flight)
-
-
-def _pop_oldest_result(split: str, in_flight: Deque[Tuple[List[Tuple[int, Any]], Future]]
-                       ) -> List[Union[EncodedExample, SkipExample]]:
-    oldest_chunk, future = in_flight[0]
-    try:
-        results = future.result()
-    except BrokenProcessPool as error:
-        # A worker was killed (out of memory?) or crashed in native code; any chunk in flight
-        # may have been its.
-        newest_chunk = in_flight[-1][0]
-        raise RuntimeError(f'split {split!r}: a worker process died while encoding items '
-                           f'{oldest_chunk[0][0]} to {newest_chunk[-1][0]}; run with workers=1 '
-                           'to find the failing item') from error
-    in_flight.popleft()
+def _write_in_this_process(files: '_FileSystem', jobs: List[_ShardJob], encode: Callable,
+                           split: str, progress: tqdm) -> Dict[str, _ShardResult]:
+    """Writes the shards one after the other; returns their results by path."""
+    results = {}
+    for job in jobs:
+        results[job.path] = _write_shard(job, encode, split, progress.update)
+        files.rename(job.temporary, job.path)
     return results
 
 
-def _init_worker() -> None:
-    # Ctrl-C reaches the whole process group; only the parent acts on it (it cancels the
-    # pool and removes its temporary file) instead of every worker printing a traceback.
+def _write_in_pool(files: '_FileSystem', jobs: List[_ShardJob], encode: Callable, split: str,
+                   workers: int, progress: tqdm) -> Dict[str, _ShardResult]:
+    """Writes the shards in worker processes, one task per shard; returns results by path.
+
+    Only small results cross between processes, never records. Shards are renamed to their
+    final names here, in shard order, so a failing shard leaves exactly the shards before it
+    (as when writing in this process); on any error or Ctrl-C the workers abandon their
+    shards at the next item and every temporary file is removed.
+    """
+    context = multiprocessing.get_context('spawn')
+    items_done = context.RawArray('q', len(jobs))  # per job, set by the worker writing it
+    stop = context.RawValue('b', 0)  # 1: workers abandon their shards
+    executor = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context,
+                                   initializer=_init_worker, initargs=(items_done, stop))
+    results = {}
+    try:
+        futures = [executor.submit(_write_shard_in_worker, job, encode, split, position)
+                   for position, job in enumerate(jobs)]
+        shown = 0  # items shown on the progress bar so far
+        for position, (job, future) in enumerate(zip(jobs, futures)):
+            while not wait([future], timeout=_PROGRESS_SECONDS).done:
+                shown = _show_progress(progress, items_done, shown)
+            results[job.path] = _pool_result(future, split, jobs[position:])
+            files.rename(job.temporary, job.path)
+        _show_progress(progress, items_done, shown)
+    except BaseException:
+        stop.value = 1
+        executor.shutdown(wait=True, cancel_futures=True)
+        for job in jobs:
+            if job.path not in results:
+                files.remove(job.temporary)
+        raise
+    executor.shutdown(wait=True)
+    return results
+
+
+def _show_progress(progress: tqdm, items_done: Sequence[int], shown: int) -> int:
+    done = sum(items_done)
+    progress.update(done - shown)
+    return done
+
+
+def _pool_result(future: Future, split: str, unfinished: List[_ShardJob]) -> _ShardResult:
+    """The future's shard result; a worker's death becomes a RuntimeError naming the shards."""
+    try:
+        return future.result()
+    except BrokenProcessPool as error:
+        # A worker was killed (out of memory?) or crashed in native code while writing one
+        # of the unfinished shards.
+        first, last = unfinished[0], unfinished[-1]
+        raise RuntimeError(
+            f'split {split!r}: a worker process died while writing '
+            f'{os.path.basename(first.path)} to {os.path.basename(last.path)} (items '
+            f'{first.items[0][0]} to {last.items[-1][0]}); run with workers=1 to find the '
+            'failing item') from error
+
+
+class _Stopped(Exception):
+    """A worker abandons its shard: the parent stopped the run (an error elsewhere, Ctrl-C)."""
+
+
+_worker_shared = None  # in a pool worker: (items_done, stop) shared with the parent
+
+
+def _init_worker(items_done: Sequence[int], stop: Any) -> None:
+    global _worker_shared
+    _worker_shared = (items_done, stop)
+    # Ctrl-C reaches the whole process group; only the parent acts on it (it stops the
+    # workers and removes the temporary files) instead of every worker printing a traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _encode_chunk(encode: Callable, split: str,
-                  chunk: List[Tuple[int, Any]]) -> List[Union[EncodedExample, SkipExample]]:
-    return [_encode_one(encode, split, index, item) for index, item in chunk]
+def _write_shard_in_worker(job: _ShardJob, encode: Callable, split: str,
+                           position: int) -> _ShardResult:
+    """Runs in a pool worker: writes one shard, counting items where the parent sees them."""
+    items_done, stop = _worker_shared
+
+    def item_done() -> None:
+        items_done[position] += 1
+        if stop.value:
+            raise _Stopped(job.path)
+
+    if stop.value:
+        raise _Stopped(job.path)
+    return _write_shard(job, encode, split, item_done)
+
+
+def _write_shard(job: _ShardJob, encode: Callable, split: str,
+                 item_done: Callable[[], Any]) -> _ShardResult:
+    """Encodes the job's items into its temporary file; removes the file on any error.
+
+    `item_done` is called after each item (it may raise to abandon the shard).
+    """
+    files = _file_system_for(job.path)
+    result = _ShardResult()
+    try:
+        with files.open_write(job.temporary) as file, TFRecordWriter(file) as writer:
+            for index, item in job.items:
+                outcome = _encode_one(encode, split, index, item)
+                if isinstance(outcome, SkipExample):
+                    result.skipped.append((outcome.reason, outcome.detail))
+                else:
+                    writer.write(outcome.data)
+                    result.num_records += 1
+                    result.notes.extend(outcome.notes)
+                item_done()
+    except BaseException:
+        files.remove(job.temporary)
+        raise
+    return result
 
 
 def _encode_one(encode: Callable, split: str, index: int,
@@ -346,30 +426,30 @@ def _as_encoded(result: Any) -> EncodedExample:
                     'EncodedExample')
 
 
-def _write_shard(files: '_FileSystem', path: str,
-                 outcomes: Iterable[Union[EncodedExample, SkipExample]],
-                 skipped: Dict[str, List[str]], notes: Dict[str, List[str]],
-                 progress: tqdm) -> int:
-    """Writes one shard through a temporary file; returns its number of records."""
-    folder, name = os.path.split(path)
-    temporary = os.path.join(folder, f'.{name}.tmp-{os.getpid()}')
-    num_records = 0
-    try:
-        with files.open_write(temporary) as file, TFRecordWriter(file) as writer:
-            for outcome in outcomes:
-                if isinstance(outcome, SkipExample):
-                    skipped[outcome.reason].append(outcome.detail)
-                else:
-                    writer.write(outcome.data)
-                    num_records += 1
-                    for reason, detail in outcome.notes:
-                        notes[reason].append(detail)
-                progress.update()
-        files.rename(temporary, path)
-    except BaseException:
-        files.remove(temporary)
-        raise
-    return num_records
+def _summarize(files: '_FileSystem', split: str, paths: List[str],
+               results: Dict[str, _ShardResult], seconds: float) -> WriteSummary:
+    """The summary of all shards, in shard order; shards without a result were reused."""
+    summary = WriteSummary(split=split, shards=[], num_records=0, num_bytes=0)
+    skipped = collections.defaultdict(list)
+    notes = collections.defaultdict(list)
+    for path in paths:
+        result = results.get(path)
+        if result is None:
+            num_records = files.count_records(path)
+            summary.shards_reused += 1
+        else:
+            num_records = result.num_records
+            for reason, detail in result.skipped:
+                skipped[reason].append(detail)
+            for reason, detail in result.notes:
+                notes[reason].append(detail)
+        summary.shards.append({'file': os.path.basename(path), 'num_records': num_records})
+        summary.num_records += num_records
+        summary.num_bytes += files.size(path)
+    summary.skipped = dict(skipped)
+    summary.notes = dict(notes)
+    summary.seconds = seconds
+    return summary
 
 
 class _LocalFileSystem:
@@ -382,7 +462,7 @@ class _LocalFileSystem:
         return os.listdir(path)
 
     def open_write(self, path: str):
-        return open(path, 'wb')
+        return open(path, 'wb', buffering=WRITE_BUFFER_SIZE)
 
     def rename(self, source: str, target: str) -> None:
         os.replace(source, target)

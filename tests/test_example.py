@@ -309,3 +309,19 @@ def test_serialize_example_does_not_import_tensorflow():
     result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
                             check=True)
     assert result.stdout.strip() == 'False'
+
+
+@pytest.mark.parametrize('features', [
+    # Packed payloads around the one-byte length limit (127) of the list and its Feature.
+    {'ints': list(range(n))} for n in (0x7C, 0x7D, 0x7E, 0x7F, 0x80, 0x81)
+] + [
+    {'floats': [0.5] * n} for n in (30, 31, 32, 33)
+] + [
+    # Values and keys whose lengths are varint boundaries (1, 2 and 3 bytes).
+    {'b': b'x' * n, 'k' * min(n, 300): n} for n in (0x7F, 0x80, 0x3FFF, 0x4000, 0x1FFFFF, 0x200000)
+] + [
+    {'big_ints': [0x7F, 0x80, 0x3FFF, 0x4000, -1, 2**63 - 1]},
+])
+def test_serialize_example_at_length_boundaries_equals_tensorflow(features):
+    expected = make_example(features).SerializeToString(deterministic=True)
+    assert serialize_example(features) == expected

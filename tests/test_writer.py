@@ -2,9 +2,13 @@
 
 import functools
 import json
+import multiprocessing
 import os
 import pickle
 import re
+import signal
+import threading
+import time
 
 import pytest
 
@@ -52,6 +56,13 @@ def encode_interrupted_at(bad_number, number):
 def encode_dying_at(bad_number, number):
     if number == bad_number:
         os._exit(1)  # a worker killed, e.g. by the out-of-memory killer
+    return encode_number(number)
+
+
+def encode_slowly_logged(log_dir, number):
+    """encode_number, 0.02 s slower; leaves a file named `number` in `log_dir`."""
+    open(os.path.join(log_dir, str(number)), 'w').close()
+    time.sleep(0.02)
     return encode_number(number)
 
 
@@ -146,13 +157,61 @@ def test_skips_and_notes_are_counted_with_details(tmp_path):
 @pytest.mark.slow
 def test_workers_give_byte_identical_files(tmp_path):
     serial, parallel = tmp_path / 'serial', tmp_path / 'parallel'
-    items = list(range(150))  # several pool chunks per shard
+    items = list(range(150))  # 50 per shard, 3 shards for 2 workers
     serial_summary = write_sharded(items, encode_number, str(serial), 'train', 3, workers=1)
     parallel_summary = write_sharded(items, encode_number, str(parallel), 'train', 3, workers=2)
     assert file_bytes(serial) == file_bytes(parallel)
     assert sorted(file_bytes(parallel)) == shard_names(3)
     for field in ('shards', 'num_records', 'num_bytes', 'skipped', 'notes'):
         assert getattr(serial_summary, field) == getattr(parallel_summary, field)
+
+
+@pytest.mark.slow
+def test_workers_progress_bar_counts_every_item(tmp_path, capsys):
+    write_sharded(range(150), encode_number, str(tmp_path), 'train', 3, workers=2,
+                  desc='numbers')
+    assert '150/150' in capsys.readouterr().err
+
+
+def test_more_workers_than_shards_says_so_and_writes_the_same(tmp_path, capsys):
+    summary = write_sharded(range(NUM_ITEMS), encode_number, str(tmp_path / 'one'), 'train', 1,
+                            workers=3)
+    assert 'ask for more shards' in capsys.readouterr().err
+    reference = write_sharded(range(NUM_ITEMS), encode_number, str(tmp_path / 'ref'), 'train',
+                              1)
+    assert file_bytes(tmp_path / 'one') == file_bytes(tmp_path / 'ref')
+    assert (summary.shards, summary.skipped, summary.notes) == \
+        (reference.shards, reference.skipped, reference.notes)
+
+
+def interrupt_when_a_shard_is_being_written(folder):
+    """SIGINT to this process (the parent's share of a Ctrl-C) once a temporary file exists."""
+    for _ in range(12000):  # at most 2 minutes
+        if any(name.startswith('.') for name in os.listdir(folder)):
+            os.kill(os.getpid(), signal.SIGINT)
+            return
+        time.sleep(0.01)
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_the_workers_mid_shard_and_leaves_no_temporaries(tmp_path):
+    out, log = tmp_path / 'out', tmp_path / 'log'
+    out.mkdir()
+    log.mkdir()
+    watcher = threading.Thread(target=interrupt_when_a_shard_is_being_written, args=(out,),
+                               daemon=True)
+    watcher.start()
+    with pytest.raises(KeyboardInterrupt):
+        write_sharded(range(200), functools.partial(encode_slowly_logged, str(log)), str(out),
+                      'train', 4, workers=2)
+    watcher.join()
+    assert multiprocessing.active_children() == []
+    assert all(not name.startswith('.') for name in os.listdir(out))
+    expected = dict(zip(shard_names(4), expected_shards(200, 4)))
+    for name in os.listdir(out):  # whatever was completed is complete
+        assert len(tf_records(str(out / name))) == len(expected[name])
+    # The workers were stopped mid-shard (at the next item): a shard has 50 items.
+    assert len(os.listdir(log)) < 25
 
 
 def assert_failed_cleanly(folder):
