@@ -52,14 +52,15 @@ def build_tree(root: str, num_images: int, width: int, height: int,
 
 
 def read_all(voc: str) -> float:
-    """Seconds to read every listed image's XML and JPEG once (the converter's input)."""
+    """Seconds to read every listed image's XML and JPEG once (the converter's input),
+    unbuffered as the converter reads them."""
     start = time.perf_counter()
     with open(os.path.join(voc, 'ImageSets', 'Main', 'trainval.txt'), 'rb') as f:
         ids = f.read().decode().split()
     for image_id in ids:
         for path in (os.path.join(voc, 'Annotations', image_id + '.xml'),
                      os.path.join(voc, 'JPEGImages', image_id + '.jpg')):
-            with open(path, 'rb') as f:
+            with open(path, 'rb', buffering=0) as f:
                 f.read()
     return time.perf_counter() - start
 
