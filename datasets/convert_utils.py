@@ -269,7 +269,8 @@ def split_train_validation(items: Sequence[T], validation_ratio: float,
 
 def add_writer_arguments(parser: argparse.ArgumentParser, default_num_shards: int) -> None:
     """Adds the options every converter passes to `slimdata.writer.write_sharded`."""
-    parser.add_argument('--num-shards', type=int, default=default_num_shards,
+    parser.add_argument('--shards', '--num-shards', dest='num_shards', type=int,
+                        default=default_num_shards,
                         help='TFRecord files per split (default: %(default)s)')
     parser.add_argument('--workers', type=int, default=1,
                         help='processes that read and validate the source files and write '

@@ -20,7 +20,7 @@ def test_convert_image_folder_then_verify_and_read(tmp_path, capsys):
     _class_folders(tmp_path / 'src')
     out = tmp_path / 'out'
     status = cli.main(['convert', 'image-folder', str(tmp_path / 'src'), str(out),
-                       '--validation-ratio', '0.25', '--num-shards', '2'])
+                       '--validation-ratio', '0.25', '--shards', '2'])
     assert status == 0
     assert cli.main(['verify', str(out)]) == 0
     printed = capsys.readouterr().out
