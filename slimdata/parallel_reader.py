@@ -23,6 +23,10 @@ _GLOB_CHARACTERS = ('*', '?', '[')
 # performance section). The records and their order within a file are unchanged.
 RECORDS_PER_READ = 32
 
+#: The graph collection of every data file the readers of a graph read. TensorFlow names a
+#: damaged record by its offset only; `QueueSession` looks in these files for the one it is in.
+DATA_FILES_COLLECTION = 'slimdata_data_files'
+
 
 class ParallelReader(tf.compat.v1.ReaderBase):
     """Reader class that uses multiple readers in parallel to improve speed.
@@ -195,7 +199,7 @@ def make_parallel_reader(data_sources, reader_class, num_epochs=None, num_reader
       RuntimeError: under eager execution.
     """
     require_graph_mode('make_parallel_reader')
-    data_files = get_data_files(data_sources)
+    data_files = _read_files(data_sources)
     filename_queue = tf.compat.v1.train.string_input_producer(
         data_files, num_epochs=num_epochs, shuffle=shuffle, seed=seed, name='filenames')
     dtypes = dtypes or [tf.string, tf.string]
@@ -234,12 +238,20 @@ def single_pass_read(data_sources, reader_class, reader_kwargs=None, scope=None)
       RuntimeError: under eager execution.
     """
     require_graph_mode('single_pass_read')
-    data_files = get_data_files(data_sources)
+    data_files = _read_files(data_sources)
     with tf.compat.v1.name_scope(scope, 'single_pass_read'):
         filename_queue = tf.compat.v1.train.string_input_producer(
             data_files, num_epochs=1, shuffle=False, capacity=1, name='filenames')
         reader_kwargs = reader_kwargs or {}
         return reader_class(**reader_kwargs).read(filename_queue)
+
+
+def _read_files(data_sources):
+    """`get_data_files`, each file also added to the graph's DATA_FILES_COLLECTION."""
+    data_files = get_data_files(data_sources)
+    for path in data_files:
+        tf.compat.v1.add_to_collection(DATA_FILES_COLLECTION, path)
+    return data_files
 
 
 def get_data_files(data_sources):

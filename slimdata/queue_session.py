@@ -17,12 +17,19 @@ epoch as the normal end of the loop rather than an error. `QueueSession` does al
 
 An error raised by a queue-runner thread (a corrupt record, a decode failure) reaches the loop
 only as a cancelled dequeue; `QueueSession` re-raises the thread's own error instead, so the
-message names the real cause.
+message names the real cause. TensorFlow names a damaged record by its byte offset only
+("corrupted record at 850"); `QueueSession` adds which of the graph's data files it is in.
 """
 
+import os
+import re
 from typing import Any, Callable, List, Optional
 
+from slimdata import tfrecord
 from slimdata._tf import require_graph_mode, tf
+from slimdata.parallel_reader import DATA_FILES_COLLECTION
+
+_DAMAGED_RECORD = re.compile(r'(?:corrupted|truncated) record at (\d+)')
 
 
 class QueueSession:
@@ -108,6 +115,8 @@ class QueueSession:
             self._coordinator.request_stop()
             self._coordinator.join(self._threads,
                                    stop_grace_period_secs=self._stop_grace_period_secs)
+        except tf.errors.DataLossError as error:
+            raise _naming_the_damaged_file(error, self._graph) from error
         finally:
             self._close()
         self.epoch_ended = exc_type is not None and issubclass(
@@ -117,3 +126,22 @@ class QueueSession:
     def _close(self) -> None:
         self._session.close()
         self._session = None
+
+
+def _naming_the_damaged_file(error: Any, graph: Any) -> Any:
+    """`error` (a reader's DataLossError) with the files holding the damaged record added."""
+    match = _DAMAGED_RECORD.search(error.message)
+    if match is None:
+        return error
+    offset = int(match.group(1))
+    candidates = sorted({path for path in graph.get_collection(DATA_FILES_COLLECTION)
+                         if '://' not in path and os.path.isfile(path)
+                         and os.path.getsize(path) > offset
+                         and tfrecord.detect_compression(path) is None})
+    damaged = [path for path in candidates if tfrecord.holds_damaged_record_at(path, offset)]
+    if not damaged:
+        return error
+    where = ', '.join(damaged)
+    return type(error)(error.node_def, error.op,
+                       f'{error.message}\nThe damaged record (byte offset {offset}) is in: '
+                       f'{where} (`slimdata verify FILE` lists every problem of a file)')

@@ -604,6 +604,40 @@ def verify_file(path: PathLike, compression: Optional[str] = AUTO,
     return VerifyResult(os.fspath(path), num_records, num_bytes, True)
 
 
+def holds_damaged_record_at(path: PathLike, offset: int) -> bool:
+    """Whether an uncompressed file holds the damaged record that TensorFlow's readers report
+    at byte `offset` ("corrupted record at 850", naming no file).
+
+    TensorFlow reports the record's start (a truncated record, a wrong length CRC) or its
+    payload's start (a wrong data CRC). This walks the record headers up to `offset`, seeking
+    over the payloads, and checks the record found there.
+    """
+    with open(path, 'rb') as file:
+        start = 0
+        while start <= offset:
+            if start in (offset, offset - _HEADER.size):
+                return not _record_is_whole(file, start)
+            file.seek(start)
+            header = file.read(_HEADER.size)
+            if len(header) < _HEADER.size or not _check_length_crc(header, {}):
+                return False  # damaged before `offset`: not the record reported
+            start += _HEADER.size + _LENGTH.unpack_from(header)[0] + _CRC.size
+    return False
+
+
+def _record_is_whole(file: BinaryIO, start: int) -> bool:
+    """Whether a record with correct framing and CRCs starts at byte `start` of `file`."""
+    file.seek(start)
+    header = file.read(_HEADER.size)
+    if len(header) < _HEADER.size or not _check_length_crc(header, {}):
+        return False
+    length = _LENGTH.unpack_from(header)[0]
+    data = file.read(length)
+    footer = file.read(_CRC.size)
+    return (len(data) == length and len(footer) == _CRC.size
+            and masked_crc32c(data) == _CRC.unpack(footer)[0])
+
+
 # ----------------------------------------------------------------------------------------------
 # Index files
 

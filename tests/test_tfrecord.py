@@ -552,3 +552,24 @@ def test_expand_paths(tmp_path):
         tfrecord.expand_paths([str(shards / '*.json')])
     with pytest.raises(ValueError, match='No TFRecord files in folder .*subfolder'):
         tfrecord.expand_paths([str(shards / 'subfolder')])
+
+
+def test_holds_damaged_record_at_finds_the_record_tensorflow_reports(tmp_path):
+    records = [bytes([i]) * (10 + i) for i in range(6)]
+    starts = [sum(16 + len(r) for r in records[:i]) for i in range(len(records))]
+    intact = write_with_tf(tmp_path / 'intact.tfrecord', records)
+    length_crc = bytearray(open(intact, 'rb').read())
+    length_crc[starts[3] + 9] ^= 1           # record 3's length CRC
+    data_crc = bytearray(open(intact, 'rb').read())
+    data_crc[starts[4] + 12] ^= 1            # record 4's payload
+    damaged = {'length': (length_crc, starts[3]), 'data': (data_crc, starts[4] + 12)}
+    for name, (data, reported) in damaged.items():
+        path = tmp_path / f'{name}.tfrecord'
+        path.write_bytes(bytes(data))
+        assert tfrecord.holds_damaged_record_at(path, reported)
+        assert not tfrecord.holds_damaged_record_at(intact, reported)
+        assert not tfrecord.holds_damaged_record_at(path, starts[1])  # a whole record
+    truncated = tmp_path / 'truncated.tfrecord'
+    truncated.write_bytes(open(intact, 'rb').read()[:starts[5] + 14])
+    assert tfrecord.holds_damaged_record_at(truncated, starts[5])
+    assert not tfrecord.holds_damaged_record_at(intact, starts[5])
