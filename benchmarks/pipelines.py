@@ -444,8 +444,6 @@ def slimdata_pipeline(record_set: RecordSet, options: PipelineOptions,
                 dataset.data_sources, dataset.reader, num_readers=options.num_readers,
                 capacity=options.common_queue_capacity,
                 min_after_dequeue=options.common_queue_min)
-            # The common queue's components have no static shape; batching needs the rank.
-            record = tf.reshape(record, [])
             example = ({'record': record} if stage == 'read' else
                        _parsed_items(task, tf.io.parse_single_example(record, task.features())))
         else:

@@ -27,7 +27,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from slimdata import dataset_info
-from slimdata.datasets import classification, convert_utils, pascalvoc, segmentation
+from slimdata.datasets import classification, pascalvoc, segmentation
 from slimdata.example import serialize_example
 from slimdata.writer import write_sharded
 
@@ -140,24 +140,13 @@ def encode_voc_example(index: int, spec: RecordSetSpec) -> bytes:
     width, height = spec.image_size
     boxes = _random_boxes(rng, width, height, int(rng.integers(1, spec.max_objects + 1)))
     labels = rng.integers(1, pascalvoc.NUM_CLASSES, len(boxes))
-    # Stored as the converter stores them: normalised to [0, 1], ymin, xmin, ymax, xmax.
-    x0, y0, x1, y1 = (boxes / np.array([width, height, width, height])).T.astype(np.float32)
-    return serialize_example({
-        'image/encoded': encode_jpeg(photo_like(rng, width, height, boxes)),
-        'image/format': b'JPEG',
-        'image/height': [height],
-        'image/width': [width],
-        'image/channels': [3],
-        'image/shape': [height, width, 3],
-        'image/object/bbox/ymin': y0.tolist(),
-        'image/object/bbox/xmin': x0.tolist(),
-        'image/object/bbox/ymax': y1.tolist(),
-        'image/object/bbox/xmax': x1.tolist(),
-        'image/object/bbox/label': labels.tolist(),
-        'image/object/bbox/label_text': [pascalvoc.CLASS_NAMES[i].encode() for i in labels],
-        'image/object/bbox/difficult': rng.integers(0, 2, len(boxes)).tolist(),
-        'image/object/bbox/truncated': rng.integers(0, 2, len(boxes)).tolist(),
-    })
+    # Normalised to [0, 1], (ymin, xmin, ymax, xmax), as the converter stores them.
+    x0, y0, x1, y1 = (boxes / np.array([width, height, width, height])).T
+    return serialize_example(pascalvoc.record_features(
+        encode_jpeg(photo_like(rng, width, height, boxes)), width, height, 3,
+        labels=labels.tolist(), boxes=np.stack([y0, x0, y1, x1], axis=1),
+        difficult=rng.integers(0, 2, len(boxes)).tolist(),
+        truncated=rng.integers(0, 2, len(boxes)).tolist()))
 
 
 def encode_mnist_example(index: int, spec: RecordSetSpec) -> bytes:
@@ -178,16 +167,8 @@ def encode_deeplab_example(index: int, spec: RecordSetSpec) -> bytes:
         # deeplab's VOC labels outline every object with ignore_label.
         labels[y0, x0:x1] = labels[y1 - 1, x0:x1] = 255
         labels[y0:y1, x0] = labels[y0:y1, x1 - 1] = 255
-    return serialize_example({
-        'image/encoded': encode_jpeg(photo_like(rng, width, height, boxes)),
-        'image/filename': f'{index:06d}',
-        'image/format': 'jpeg',
-        'image/height': height,
-        'image/width': width,
-        'image/channels': 3,
-        'image/segmentation/class/encoded': convert_utils.encode_png(labels),
-        'image/segmentation/class/format': 'png',
-    })
+    return serialize_example(segmentation.record_features(
+        encode_jpeg(photo_like(rng, width, height, boxes)), 'jpeg', f'{index:06d}', labels))
 
 
 #: set name -> (encode(index, spec), descriptor module, labels, extra of dataset_info.json)

@@ -48,7 +48,7 @@ import os
 import re
 import sys
 import xml.etree.ElementTree
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import defusedxml
 import defusedxml.ElementTree
@@ -270,6 +270,26 @@ def encode_image(image_id: str, voc_folder: str, list_file: str,
         notes.extend(parsed.notes)
         if parsed.box is not None:
             objects.append(parsed)
+    features = record_features(
+        jpeg, width, height, channels, labels=[o.label for o in objects],
+        boxes=np.array([o.box for o in objects], np.float64).reshape(-1, 4),
+        difficult=[o.difficult for o in objects], truncated=[o.truncated for o in objects])
+    return EncodedExample(data=serialize_example(features), notes=tuple(notes))
+
+
+def record_features(jpeg: bytes, width: int, height: int, channels: int,
+                    labels: Sequence[int], boxes: np.ndarray, difficult: Sequence[int],
+                    truncated: Sequence[int]) -> Dict[str, Any]:
+    """The features of one record in SSD-Tensorflow's layout (see `keys_to_features`), for
+    `slimdata.example.serialize_example`.
+
+    Args:
+      jpeg: the encoded image.
+      width, height, channels: its size.
+      labels: the objects' label ids (indices of CLASS_NAMES).
+      boxes: [n, 4] normalised (ymin, xmin, ymax, xmax), one row per object.
+      difficult, truncated: the objects' 0/1 flags.
+    """
     # The per-object lists are numpy arrays so that an image without objects still stores
     # typed empty lists (an empty Python list has no type).
     features = {
@@ -279,15 +299,15 @@ def encode_image(image_id: str, voc_folder: str, list_file: str,
         'image/width': width,
         'image/channels': channels,
         'image/shape': [height, width, channels],
-        _BBOX_PREFIX + 'label': np.array([o.label for o in objects], np.int64),
-        _BBOX_PREFIX + 'label_text': np.array([o.name for o in objects], np.str_),
-        _BBOX_PREFIX + 'difficult': np.array([o.difficult for o in objects], np.int64),
-        _BBOX_PREFIX + 'truncated': np.array([o.truncated for o in objects], np.int64),
+        _BBOX_PREFIX + 'label': np.array(labels, np.int64),
+        _BBOX_PREFIX + 'label_text': np.array([CLASS_NAMES[label] for label in labels],
+                                              np.str_),
+        _BBOX_PREFIX + 'difficult': np.array(difficult, np.int64),
+        _BBOX_PREFIX + 'truncated': np.array(truncated, np.int64),
     }
     for position, field in enumerate(_BOX_FIELDS):
-        features[_BBOX_PREFIX + field] = np.array([o.box[position] for o in objects],
-                                                  np.float64)
-    return EncodedExample(data=serialize_example(features), notes=tuple(notes))
+        features[_BBOX_PREFIX + field] = np.asarray(boxes, np.float64)[:, position]
+    return features
 
 
 def _read_file(path: str, missing: str) -> bytes:

@@ -261,17 +261,33 @@ def encode_segmentation_example(source: SegmentationSource, num_classes: int,
         labels = np.where(bad, np.uint8(ignore_label), labels)
         notes = ((BAD_LABEL_NOTE, f'{source.label_path}: {int(bad.sum())} pixels, '
                                   f'values {values}'),)
-    data = serialize_example({
-        'image/encoded': image.data,
-        'image/filename': source.image_name,
-        'image/format': image.format,
-        'image/height': image.height,
-        'image/width': image.width,
+    data = serialize_example(record_features(image.data, image.format, source.image_name,
+                                             labels))
+    return EncodedExample(data, notes)
+
+
+def record_features(image: bytes, image_format: str, image_name: str,
+                    labels: np.ndarray) -> Dict[str, Any]:
+    """The features of one record in deeplab's layout (see `keys_to_features`), for
+    `slimdata.example.serialize_example`.
+
+    Args:
+      image: the encoded 3-channel image.
+      image_format: 'jpeg' or 'png'.
+      image_name: the image id.
+      labels: [height, width] uint8 class indices (or ignore_label), stored as a PNG.
+    """
+    height, width = labels.shape
+    return {
+        'image/encoded': image,
+        'image/filename': image_name,
+        'image/format': image_format,
+        'image/height': height,
+        'image/width': width,
         'image/channels': 3,
         'image/segmentation/class/encoded': convert_utils.encode_png(labels),
         'image/segmentation/class/format': 'png',
-    })
-    return EncodedExample(data, notes)
+    }
 
 
 # ----------------------------------------------------------------------------------------
