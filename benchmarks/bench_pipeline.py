@@ -20,6 +20,7 @@ Run from the repository root (or `make bench`):
 
     .venv/bin/python benchmarks/bench_pipeline.py [--sets voc,mnist,deeplab]
         [--pipelines limit,tfdata,...] [--runs 3] [--seconds 5] [--quick]
+        [--common-queue-capacity 640]
 """
 
 import argparse
@@ -107,10 +108,18 @@ def record_set(name: str, records_root: str) -> pipelines.RecordSet:
                                os.path.join(records_root, name))
 
 
+def pipeline_options(args: argparse.Namespace) -> pipelines.PipelineOptions:
+    """The pipelines' options from the command line (the common queue's min_after_dequeue
+    is half its capacity, as models/research/slim's 20 x / 10 x batch)."""
+    return pipelines.PipelineOptions(batch_size=args.batch_size,
+                                     common_queue_capacity=args.common_queue_capacity,
+                                     common_queue_min=args.common_queue_capacity // 2)
+
+
 def run_worker(args: argparse.Namespace) -> None:
     """The worker: builds one pipeline, measures it, prints one JSON line on stdout."""
     set_name, pipeline_name = args._worker
-    options = pipelines.PipelineOptions(batch_size=args.batch_size)
+    options = pipeline_options(args)
     with pipelines.PIPELINES[pipeline_name](record_set(set_name, args.records),
                                             options) as next_batch:
         result = measure(next_batch, args.seconds, args.warmup,
@@ -127,7 +136,8 @@ def worker_command(set_name: str, pipeline_name: str, args: argparse.Namespace) 
     """The command line of a worker measuring `pipeline_name` on `set_name`."""
     return [sys.executable, os.path.abspath(__file__), '--_worker', set_name, pipeline_name,
             '--records', args.records, '--seconds', str(args.seconds),
-            '--warmup', str(args.warmup), '--batch-size', str(args.batch_size)]
+            '--warmup', str(args.warmup), '--batch-size', str(args.batch_size),
+            '--common-queue-capacity', str(args.common_queue_capacity)]
 
 
 def measure_in_fresh_process(set_name: str, pipeline_name: str,
@@ -251,7 +261,8 @@ def format_report(results: Dict[str, Dict[str, Dict[str, Any]]], machine: Dict[s
              f'{machine["cpu_count"]}), load average at start '
              f'{machine["load_average"][0]:.2f}; TensorFlow {machine["tensorflow"]}, Python '
              f'{machine["python"]}; {machine["date"]}.',
-             f'Batch {args.batch_size}; median of {args.runs} run(s), each a fresh process; '
+             f'Batch {args.batch_size}, common queue {args.common_queue_capacity} records; '
+             f'median of {args.runs} run(s), each a fresh process; '
              f'warm-up >= {args.warmup:g} s, window >= {args.seconds:g} s.']
     for set_name, set_results in results.items():
         lines += ['', f'### {record_sets.RECORD_SETS[set_name].describe()}', '',
@@ -299,6 +310,10 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument('--seconds', type=float, default=5.0, help='timed window per run')
     parser.add_argument('--warmup', type=float, default=2.0, help='least warm-up per run')
     parser.add_argument('--batch-size', type=int, default=32)
+    parser.add_argument('--common-queue-capacity', type=int,
+                        default=pipelines.PipelineOptions.common_queue_capacity,
+                        help='records the queue pipelines (and tfdata_shuffled) buffer for '
+                             'shuffling (default: %(default)s, 20 x batch 32)')
     parser.add_argument('--quick', action='store_true',
                         help='for development: 1 run, 2 s windows, 1 s warm-up')
     parser.add_argument('--output', default=DEFAULT_OUTPUT,

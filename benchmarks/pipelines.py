@@ -27,6 +27,9 @@ The pipelines (all batch `options.batch_size`):
   tfdata             eager tf.data as its guide writes it: TFRecordDataset of the shards
                      interleaved, parse_single_example of the features used, decode (+resize),
                      padded_batch, prefetch, AUTOTUNE everywhere. No shuffle buffer.
+  tfdata_shuffled    tfdata with a shuffle buffer of common_queue_capacity records after the
+                     interleave: the queue pipelines' shuffling, for comparing peak RSS at
+                     equal buffering.
   tfdata_vectorised  interleave, batch, parse_example (one parse per batch), unbatch, decode
                      per example (map with AUTOTUNE), padded_batch, prefetch; for MNIST-like
                      records the batch's images are decoded by one tf.map_fn instead.
@@ -43,7 +46,8 @@ The pipelines (all batch `options.batch_size`):
 
 and, for benchmarks/profile_pipeline.py, the slimdata pipeline cut after each stage
 ('slimdata:read', ':parse', ':decode', ':preprocess'; each then batched and run) plus
-'queue_handoff' and 'session_run', which measure a queue hand-off and a sess.run on their own.
+'tfdata:read' (the records alone, read by tf.data), 'queue_handoff' and 'session_run', which
+measure reading, a queue hand-off and a sess.run on their own.
 """
 
 import contextlib
@@ -359,11 +363,20 @@ def _decoded_batches(dataset: tf.data.Dataset, task: Task, batch_size: int,
 
 
 @contextlib.contextmanager
-def tfdata_pipeline(record_set: RecordSet, options: PipelineOptions) -> Iterator[NextBatch]:
-    """Eager tf.data: interleave, parse_single_example, decode (+resize), padded_batch."""
+def tfdata_pipeline(record_set: RecordSet, options: PipelineOptions,
+                    shuffled: bool = False) -> Iterator[NextBatch]:
+    """Eager tf.data: interleave, parse_single_example, decode (+resize), padded_batch.
+
+    With `shuffled`, a shuffle buffer of `options.common_queue_capacity` records follows the
+    interleave: the shuffling (and the memory) of the queue pipelines' common queue, so that
+    their peak RSS can be compared with tf.data's at equal buffering.
+    """
     task = TASKS[record_set.name]
     features = task.features()
-    examples = _interleaved_records(record_set, options).map(
+    records = _interleaved_records(record_set, options)
+    if shuffled:
+        records = records.shuffle(options.common_queue_capacity)
+    examples = records.map(
         lambda record: _decode_items(
             task, _parsed_items(task, tf.io.parse_single_example(record, features))),
         num_parallel_calls=AUTOTUNE)
@@ -504,6 +517,15 @@ def queue_handoff_pipeline(record_set: RecordSet,
 
 
 @contextlib.contextmanager
+def tfdata_read_pipeline(record_set: RecordSet, options: PipelineOptions) -> Iterator[NextBatch]:
+    """The records alone, read by tf.data (interleaved, batched): the cost of reading a record
+    (I/O from the page cache, CRC checks, copies) in any API, with no queue and no parsing."""
+    records = _interleaved_records(record_set, options).batch(options.batch_size)
+    with _iterate(records.map(lambda batch: {'record': batch}).prefetch(AUTOTUNE)) as next_batch:
+        yield next_batch
+
+
+@contextlib.contextmanager
 def session_run_pipeline(record_set: RecordSet,
                          options: PipelineOptions) -> Iterator[NextBatch]:
     """A sess.run of a constant batch of zeros: the per-call session overhead, no queues."""
@@ -520,14 +542,16 @@ Builder = Callable[[RecordSet, PipelineOptions], ContextManager[NextBatch]]
 PIPELINES: Dict[str, Builder] = {
     'limit': limit_pipeline,
     'tfdata': tfdata_pipeline,
+    'tfdata_shuffled': functools.partial(tfdata_pipeline, shuffled=True),
     'tfdata_vectorised': tfdata_vectorised_pipeline,
     'tf_slim': tf_slim_pipeline,
     'slimdata': slimdata_pipeline,
     'slimdata_batch': slimdata_batch_pipeline,
     **{f'slimdata:{stage}': functools.partial(slimdata_pipeline, stage=stage)
        for stage in SLIMDATA_STAGES[:-1]},
+    'tfdata:read': tfdata_read_pipeline,
     'queue_handoff': queue_handoff_pipeline,
     'session_run': session_run_pipeline,
 }
-BENCHMARK_PIPELINES = ('limit', 'tfdata', 'tfdata_vectorised', 'tf_slim', 'slimdata',
-                       'slimdata_batch')
+BENCHMARK_PIPELINES = ('limit', 'tfdata', 'tfdata_shuffled', 'tfdata_vectorised', 'tf_slim',
+                       'slimdata', 'slimdata_batch')

@@ -9,7 +9,8 @@ after each of its stages, every cut batched with tf.compat.v1.train.batch and ru
   slimdata:preprocess  + the user's preprocessing (resize to 300x300 for VOC-like)
   slimdata             + prefetch_queue: the whole pipeline
 
-and beside them: `limit` (the decode ops alone, on bytes in memory), `queue_handoff` (a
+and beside them: `limit` (the decode ops alone, on bytes in memory), `tfdata:read` (the
+records alone, read by tf.data: what reading costs in any API), `queue_handoff` (a
 constant through train.batch: one enqueue run per example by a queue-runner thread) and
 `session_run` (one sess.run per batch, no queue). For each it prints examples/s, the cores the
 process used, the wall and the CPU microseconds per example (CPU = cores / examples/s, all
@@ -27,7 +28,7 @@ import pipelines
 import record_sets
 
 STAGES = tuple(f'slimdata:{stage}' for stage in pipelines.SLIMDATA_STAGES[:-1]) + ('slimdata',)
-PROBES = ('limit', 'queue_handoff', 'session_run')
+PROBES = ('limit', 'tfdata:read', 'queue_handoff', 'session_run')
 
 
 def per_example(summary: Dict[str, Any]) -> Dict[str, float]:

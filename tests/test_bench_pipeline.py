@@ -142,7 +142,7 @@ def _expected_shapes(set_name, pipeline_name):
                            'image/segmentation/class/encoded': (BATCH,)}}
     if pipeline_name in ('queue_handoff', 'session_run'):
         return {'example': (BATCH,)}
-    if pipeline_name == 'slimdata:read':
+    if pipeline_name in ('slimdata:read', 'tfdata:read'):
         return {'record': (BATCH,)}
     if pipeline_name == 'slimdata:parse':
         return {**encoded[set_name], **labels[set_name]}
@@ -266,9 +266,23 @@ def test_arguments_quick_mode_and_unknown_names():
         bench_pipeline.parse_args(['--pipelines', 'limit,nope'])
 
 
+def test_the_common_queue_capacity_reaches_the_workers_pipelines():
+    default = bench_pipeline.parse_args([])
+    assert bench_pipeline.pipeline_options(default) == pipelines.PipelineOptions()
+    args = bench_pipeline.parse_args(['--common-queue-capacity', '64', '--batch-size', '8'])
+    command = bench_pipeline.worker_command('voc', 'slimdata', args)
+    assert command[command.index('--common-queue-capacity') + 1] == '64'
+    worker_args = bench_pipeline.parse_args(command[2:])
+    assert worker_args._worker == ['voc', 'slimdata']
+    options = bench_pipeline.pipeline_options(worker_args)
+    assert (options.batch_size, options.common_queue_capacity, options.common_queue_min) == (
+        8, 64, 32)
+
+
 @pytest.mark.slow
 def test_a_worker_process_measures_a_pipeline_and_reports_a_failure(records_root):
-    args = argparse.Namespace(records=records_root, seconds=0.2, warmup=0.1, batch_size=BATCH)
+    args = argparse.Namespace(records=records_root, seconds=0.2, warmup=0.1, batch_size=BATCH,
+                              common_queue_capacity=16)
     result = bench_pipeline.measure_in_fresh_process('mnist', 'tfdata', args)
     assert result['examples'] > 0 and result['examples'] % BATCH == 0
     assert result['peak_rss_mb'] > 0
