@@ -59,10 +59,15 @@ def encode_dying_at(bad_number, number):
     return encode_number(number)
 
 
-def encode_slowly_logged(log_dir, number):
-    """encode_number, 0.02 s slower; leaves a file named `number` in `log_dir`."""
+def encode_after_the_interrupt(log_dir, interrupted_marker, number):
+    """encode_number once `interrupted_marker` exists; first leaves a file named `number` in
+    `log_dir`. So no shard can be finished before the test has sent its Ctrl-C, however
+    slowly the test's threads are scheduled on a loaded machine."""
     open(os.path.join(log_dir, str(number)), 'w').close()
-    time.sleep(0.02)
+    for _ in range(12000):  # at most 2 minutes
+        if os.path.exists(interrupted_marker):
+            break
+        time.sleep(0.01)
     return encode_number(number)
 
 
@@ -184,26 +189,29 @@ def test_more_workers_than_shards_says_so_and_writes_the_same(tmp_path, capsys):
         (reference.shards, reference.skipped, reference.notes)
 
 
-def interrupt_when_a_shard_is_being_written(folder):
-    """SIGINT to this process (the parent's share of a Ctrl-C) once a temporary file exists."""
+def interrupt_when_a_shard_is_being_written(folder, log_dir, interrupted_marker):
+    """SIGINT to this process (the parent's share of a Ctrl-C) once a temporary file exists
+    and an item is being encoded; then lets the workers' encoding go on."""
     for _ in range(12000):  # at most 2 minutes
-        if any(name.startswith('.') for name in os.listdir(folder)):
+        if (any(name.startswith('.') for name in os.listdir(folder))
+                and os.listdir(log_dir)):
             os.kill(os.getpid(), signal.SIGINT)
-            return
+            break
         time.sleep(0.01)
+    open(interrupted_marker, 'w').close()
 
 
 @pytest.mark.slow
 def test_ctrl_c_stops_the_workers_mid_shard_and_leaves_no_temporaries(tmp_path):
-    out, log = tmp_path / 'out', tmp_path / 'log'
+    out, log, marker = tmp_path / 'out', tmp_path / 'log', str(tmp_path / 'interrupted')
     out.mkdir()
     log.mkdir()
-    watcher = threading.Thread(target=interrupt_when_a_shard_is_being_written, args=(out,),
-                               daemon=True)
+    watcher = threading.Thread(target=interrupt_when_a_shard_is_being_written,
+                               args=(out, log, marker), daemon=True)
     watcher.start()
     with pytest.raises(KeyboardInterrupt):
-        write_sharded(range(200), functools.partial(encode_slowly_logged, str(log)), str(out),
-                      'train', 4, workers=2)
+        write_sharded(range(200), functools.partial(encode_after_the_interrupt, str(log), marker),
+                      str(out), 'train', 4, workers=2)
     watcher.join()
     assert multiprocessing.active_children() == []
     assert all(not name.startswith('.') for name in os.listdir(out))
