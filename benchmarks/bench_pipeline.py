@@ -297,9 +297,12 @@ def _names(text: str, known: Sequence[str], what: str) -> List[str]:
     return names
 
 
-def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
-    """The command line (see the module doc); --quick means 1 run and 2 s windows."""
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+def parse_args(argv: Optional[Sequence[str]] = None,
+               description: Optional[str] = None) -> argparse.Namespace:
+    """The command line (see the module doc); --quick means 1 run and 2 s windows.
+    `description` is what --help says the script does (profile_pipeline.py shares these
+    options); by default this module's."""
+    parser = argparse.ArgumentParser(description=description or __doc__.split('\n\n')[0])
     parser.add_argument('--sets', default=','.join(record_sets.RECORD_SETS),
                         type=lambda t: _names(t, list(record_sets.RECORD_SETS), 'sets'),
                         help='comma-separated record sets (default: all)')

@@ -60,7 +60,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # The benchmark's options, with these pipelines and one run unless asked otherwise.
     args = bench_pipeline.parse_args(['--pipelines', ','.join(STAGES + PROBES),
-                                      '--runs', '1'] + argv)
+                                      '--runs', '1'] + argv,
+                                     description=__doc__.split('\n\n')[0])
     report: List[str] = []
     for set_name in args.sets:
         record_sets.ensure_record_set(record_sets.RECORD_SETS[set_name], args.records)

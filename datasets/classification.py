@@ -154,8 +154,8 @@ def get_split(dataset_name: str, split_name: str, dataset_dir: str,
                 f'{dataset_dir} has no {dataset_info.DATASET_INFO_FILENAME}'
                 f'{"" if dataset_info.has_labels_file(dataset_dir) else " and no labels.txt"}'
                 '; an image_folder dataset has no published sizes or labels. Convert the '
-                'images first with `slimdata convert image_folder SRC '
-                f'{dataset_dir}` (datasets.classification.convert_image_folder).')
+                'images first with `slimdata convert image-folder SRC '
+                f'{dataset_dir}` (slimdata.datasets.classification.convert_image_folder).')
         return dataset_utils.make_dataset(
             IMAGE_FOLDER, split_name, dataset_dir, keys_to_features(), items_to_handlers(),
             _ITEMS_TO_DESCRIPTIONS, published_split_sizes={}, file_pattern=file_pattern,

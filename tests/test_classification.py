@@ -10,6 +10,7 @@ label the test gave it.
 import argparse
 import gzip
 import os
+import re
 import struct
 
 import numpy as np
@@ -17,7 +18,7 @@ import pytest
 from PIL import Image
 
 from conftest import drain
-from slimdata import dataset_info
+from slimdata import cli, dataset_info
 from slimdata._tf import tf
 from slimdata.dataset_data_provider import DatasetDataProvider
 from slimdata.datasets import classification
@@ -273,8 +274,12 @@ def test_split_train_validation():
 
 
 def test_image_folder_descriptor_needs_a_converted_folder(tmp_path):
-    with pytest.raises(ValueError, match='Convert the images first'):
+    with pytest.raises(ValueError, match='Convert the images first') as raised:
         classification.get_split('image_folder', 'train', str(tmp_path))
+    # The command the message suggests is one the CLI accepts.
+    suggested = re.search(r'`slimdata (convert [^`]+)`', str(raised.value)).group(1).split()
+    parsed = cli.build_parser(with_converters=True).parse_args(suggested)
+    assert parsed.output_dir == str(tmp_path)
     with pytest.raises(ValueError, match="unknown classification dataset 'imagenet'"):
         classification.get_split('imagenet', 'train', str(tmp_path))
 
