@@ -543,6 +543,12 @@ def _features_used(handlers, known_keys, described_as):
     return used
 
 
+def _items_from(handlers, parsed):
+    """Each handler's item, made from the parsed tensors of its keys."""
+    return [handler.tensors_to_item({key: parsed[key] for key in handler.keys})
+            for _, handler in handlers]
+
+
 class TFExampleDecoder(data_decoder.DataDecoder):
     """A decoder for TensorFlow Examples.
 
@@ -586,8 +592,7 @@ class TFExampleDecoder(data_decoder.DataDecoder):
         used = _features_used(handlers, self._keys_to_features, 'keys_to_features')
         example = tf.io.parse_single_example(
             serialized_example, {key: self._keys_to_features[key] for key in used})
-        return [handler.tensors_to_item({key: example[key] for key in handler.keys})
-                for _, handler in handlers]
+        return _items_from(handlers, example)
 
 
 class TFSequenceExampleDecoder(data_decoder.DataDecoder):
@@ -646,6 +651,4 @@ class TFSequenceExampleDecoder(data_decoder.DataDecoder):
         context, feature_list = tf.io.parse_single_sequence_example(
             serialized_example, self._keys_to_context_features,
             self._keys_to_sequence_features)
-        parsed = {**feature_list, **context}
-        return [handler.tensors_to_item({key: parsed[key] for key in handler.keys})
-                for _, handler in handlers]
+        return _items_from(handlers, {**feature_list, **context})
