@@ -2,7 +2,7 @@
 import re
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import find_packages, setup
 
 HERE = Path(__file__).parent
 VERSION = re.search(r"__version__ = '([^']+)'",
@@ -25,7 +25,8 @@ setup(
     long_description_content_type='text/markdown',
     license='Apache-2.0',
     python_requires='>=3.10',
-    packages=['slimdata', 'slimdata.datasets'],
+    # datasets/ installs as slimdata.datasets, never as a top-level `datasets` (Hugging Face's).
+    packages=find_packages(include=['slimdata', 'slimdata.*']) + ['slimdata.datasets'],
     package_dir={'slimdata': 'slimdata', 'slimdata.datasets': 'datasets'},
     install_requires=[
         'numpy>=1.24',

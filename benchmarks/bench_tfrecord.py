@@ -8,7 +8,7 @@ every reader once) and prints MB/s and records/s:
   plain read           readinto() of 1 MiB chunks into one reused buffer: the I/O limit
   read + CRC32C        the same reads, plus the CRC32C of every record's length and data, in
                        place (no checks, no objects): the limit of any verifying reader
-  slimdata iter        slimdata.tfrecord.iter_records(verify=True): bytes per record, CRCs
+  slimdata iter        slimdata.records.tfrecord.iter_records(verify=True): bytes per record, CRCs
   slimdata iter -v     iter_records(verify=False): only the length CRCs
   slimdata verify      verify_file(): all CRCs, no record objects (what `slimdata verify` does)
   slimdata count       count_records(): jumps from header to header
@@ -40,7 +40,7 @@ from typing import Callable, Dict, List, Tuple
 
 from crc32c import crc32c
 
-from slimdata import tfrecord
+from slimdata.records import tfrecord
 
 CHUNK = 1024 * 1024
 

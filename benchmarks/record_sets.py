@@ -1,7 +1,7 @@
 """The record sets of the pipeline benchmark: VOC-like, MNIST-like and deeplab-like.
 
 Each set is real slimdata records (`<split>-NNNNN-of-NNNNN.tfrecord` + `dataset_info.json`, in
-the layouts of DESIGN.md §3), written by `slimdata.writer.write_sharded`, so
+the layouts of DESIGN.md §3), written by `slimdata.records.writer.write_sharded`, so
 `slimdata.datasets.dataset_factory.get_dataset(spec.dataset_name, spec.split, folder)` reads
 them. The pixels are synthetic but photo-like (smooth shading, flat "objects", sensor-like noise),
 so JPEG sizes and decode costs are close to real VOC images (~70 KB at 500x375, quality 90).
@@ -26,10 +26,10 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 from PIL import Image, ImageDraw
 
-from slimdata import dataset_info
+from slimdata.records import dataset_info
 from slimdata.datasets import classification, pascalvoc, segmentation
-from slimdata.example import serialize_example
-from slimdata.writer import write_sharded
+from slimdata.records.example import serialize_example
+from slimdata.records.writer import write_sharded
 
 #: Bump when the generated content changes, so old folders are rebuilt.
 GENERATOR_VERSION = 2

@@ -44,11 +44,11 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from slimdata import dataset_info
+from slimdata.records import dataset_info
 from slimdata.dataset import Dataset
 from slimdata.datasets import convert_utils
-from slimdata.example import serialize_example
-from slimdata.writer import WriteSummary, write_sharded
+from slimdata.records.example import serialize_example
+from slimdata.records.writer import WriteSummary, write_sharded
 
 ON_NON_IMAGE_CHOICES = ('error', 'skip')
 NON_IMAGE_REASON = 'not a JPEG or PNG image'
@@ -396,7 +396,7 @@ def convert_image_folder(src: str, output_dir: str, layout: str = 'class_folders
         only 'train'.
       seed: the seed of the split and of the order in the shards; None keeps the sorted
         order (and takes the validation images from its start).
-      num_shards, workers: see `slimdata.writer.write_sharded` (per split).
+      num_shards, workers: see `slimdata.records.writer.write_sharded` (per split).
       on_non_image: 'error', or 'skip' to leave out files that are not JPEG/PNG images
         (counted in the 'train' summary's `skipped`).
 
@@ -436,7 +436,7 @@ def convert_mnist_idx(src_dir: str, output_dir: str, validation_ratio: float = 0
         default) keeps MNIST's published splits.
       seed: the seed of the split and of the order in the shards; None keeps the files'
         order.
-      num_shards, workers: see `slimdata.writer.write_sharded` (per split).
+      num_shards, workers: see `slimdata.records.writer.write_sharded` (per split).
 
     Returns:
       split -> its WriteSummary.

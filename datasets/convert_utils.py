@@ -7,7 +7,7 @@ so a corrupt file fails at conversion time with its name rather than in the midd
 training run (`jpeg_size` reads a JPEG's header alone, for converters that check no more).
 It also orders source items deterministically (a seeded shuffle, a seeded train/validation
 split) and declares the writer options every converter's command line offers. (Records are
-built with `slimdata.example.serialize_example`.)
+built with `slimdata.records.example.serialize_example`.)
 
 Converter worker processes import this module, so it does not import TensorFlow: local
 paths are read with the standard library, and only a path with a URL scheme (`gs://...`)
@@ -268,7 +268,7 @@ def split_train_validation(items: Sequence[T], validation_ratio: float,
 
 
 def add_writer_arguments(parser: argparse.ArgumentParser, default_num_shards: int) -> None:
-    """Adds the options every converter passes to `slimdata.writer.write_sharded`."""
+    """Adds the options every converter passes to `slimdata.records.writer.write_sharded`."""
     parser.add_argument('--shards', '--num-shards', dest='num_shards', type=int,
                         default=default_num_shards,
                         help='TFRecord files per split (default: %(default)s)')

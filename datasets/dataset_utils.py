@@ -8,7 +8,7 @@ files, reads `dataset_info.json` when the converter wrote one, and refuses unkno
 import os
 from typing import Any, Callable, Mapping, Optional
 
-from slimdata import dataset_info
+from slimdata.records import dataset_info
 from slimdata._tf import tf
 from slimdata.dataset import Dataset
 from slimdata.tfexample_decoder import TFExampleDecoder

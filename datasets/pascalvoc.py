@@ -37,7 +37,7 @@ Reading back follows models/research/slim::
 This module does not import TensorFlow when it is imported: the converter's worker processes
 import it to run `encode_image`, and importing TensorFlow would add seconds to each worker's
 start (about as long as converting all of VOC2007 trainval takes). So workers serialize with
-`slimdata.example.serialize_example`, which writes the protobuf wire format without
+`slimdata.records.example.serialize_example`, which writes the protobuf wire format without
 TensorFlow, and the descriptors import what needs TensorFlow when they are called.
 """
 
@@ -54,10 +54,10 @@ import defusedxml
 import defusedxml.ElementTree
 import numpy as np
 
-from slimdata import dataset_info
+from slimdata.records import dataset_info
 from slimdata.datasets import convert_utils
-from slimdata.example import serialize_example
-from slimdata.writer import EncodedExample, WriteSummary, write_sharded
+from slimdata.records.example import serialize_example
+from slimdata.records.writer import EncodedExample, WriteSummary, write_sharded
 
 #: Class names by SSD-Tensorflow label id; 0 is the background.
 CLASS_NAMES = ('none', 'aeroplane', 'bicycle', 'bird', 'boat', 'bottle', 'bus', 'car', 'cat',
@@ -281,7 +281,7 @@ def record_features(jpeg: bytes, width: int, height: int, channels: int,
                     labels: Sequence[int], boxes: np.ndarray, difficult: Sequence[int],
                     truncated: Sequence[int]) -> Dict[str, Any]:
     """The features of one record in SSD-Tensorflow's layout (see `keys_to_features`), for
-    `slimdata.example.serialize_example`.
+    `slimdata.records.example.serialize_example`.
 
     Args:
       jpeg: the encoded image.

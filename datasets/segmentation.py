@@ -46,11 +46,11 @@ from typing import Any, Dict, List, Mapping, Optional
 
 import numpy as np
 
-from slimdata import dataset_info
+from slimdata.records import dataset_info
 from slimdata.dataset import Dataset
 from slimdata.datasets import convert_utils
-from slimdata.example import serialize_example
-from slimdata.writer import EncodedExample, WriteSummary, write_sharded
+from slimdata.records.example import serialize_example
+from slimdata.records.writer import EncodedExample, WriteSummary, write_sharded
 
 logger = logging.getLogger(__name__)
 
@@ -269,7 +269,7 @@ def encode_segmentation_example(source: SegmentationSource, num_classes: int,
 def record_features(image: bytes, image_format: str, image_name: str,
                     labels: np.ndarray) -> Dict[str, Any]:
     """The features of one record in deeplab's layout (see `keys_to_features`), for
-    `slimdata.example.serialize_example`.
+    `slimdata.records.example.serialize_example`.
 
     Args:
       image: the encoded 3-channel image.
@@ -431,7 +431,7 @@ def convert_voc_seg(root: str, output_dir: str, split: str, label_dir: Optional[
       num_classes, ignore_label: for a custom dataset in the VOC layout; default VOC's
         21 and 255. Recorded in `dataset_info.json`.
       on_bad_label: 'error' or 'ignore' (see `encode_segmentation_example`).
-      num_shards, workers: see `slimdata.writer.write_sharded`.
+      num_shards, workers: see `slimdata.records.writer.write_sharded`.
       seed: shuffles the examples into the shards; None keeps the list's order.
 
     Returns:
@@ -458,7 +458,7 @@ def convert_cityscapes(root: str, output_dir: str, split: str, on_bad_label: str
       split: 'train', 'val' or 'test' (or deeplab's names 'train_fine', 'val_fine',
         'test_fine'); written as train_fine, val_fine, test_fine.
       on_bad_label: 'error' or 'ignore' (see `encode_segmentation_example`).
-      num_shards, workers: see `slimdata.writer.write_sharded`.
+      num_shards, workers: see `slimdata.records.writer.write_sharded`.
       seed: shuffles the examples into the shards; None keeps the sorted order.
 
     Returns:
@@ -486,7 +486,7 @@ def convert_ade20k(root: str, output_dir: str, split: str, on_bad_label: str = '
       output_dir: the folder of the shards and `dataset_info.json`.
       split: 'train' (images/training) or 'val' (images/validation).
       on_bad_label: 'error' or 'ignore' (see `encode_segmentation_example`).
-      num_shards, workers: see `slimdata.writer.write_sharded`.
+      num_shards, workers: see `slimdata.records.writer.write_sharded`.
       seed: shuffles the examples into the shards; None keeps the sorted order.
 
     Returns:

@@ -10,7 +10,7 @@ Porting old code is a one-line import change::
 
 The compat modules (``dataset``, ``tfexample_decoder``, ``dataset_data_provider``,
 ``parallel_reader``, ``prefetch_queue``, ...) need TensorFlow and import it when they are
-imported. ``slimdata.tfrecord`` and the ``count``/``verify``/``index`` commands do not, so
+imported. ``slimdata.records.tfrecord`` and the ``count``/``verify``/``index`` commands do not, so
 importing the bare package never loads TensorFlow.
 """
 

@@ -25,7 +25,7 @@ import os
 import re
 from typing import Any, Callable, List, Optional
 
-from slimdata import tfrecord
+from slimdata.records import tfrecord
 from slimdata._tf import require_graph_mode, tf
 from slimdata.parallel_reader import DATA_FILES_COLLECTION
 

@@ -18,7 +18,8 @@ import pytest
 from PIL import Image
 
 from conftest import drain
-from slimdata import cli, dataset_info
+from slimdata import cli
+from slimdata.records import dataset_info
 from slimdata._tf import tf
 from slimdata.dataset_data_provider import DatasetDataProvider
 from slimdata.datasets import classification
@@ -278,7 +279,7 @@ def test_image_folder_descriptor_needs_a_converted_folder(tmp_path):
         classification.get_split('image_folder', 'train', str(tmp_path))
     # The command the message suggests is one the CLI accepts.
     suggested = re.search(r'`slimdata (convert [^`]+)`', str(raised.value)).group(1).split()
-    parsed = cli.build_parser(with_converters=True).parse_args(suggested)
+    parsed = cli.build_parser(selected='convert').parse_args(suggested)
     assert parsed.output_dir == str(tmp_path)
     with pytest.raises(ValueError, match="unknown classification dataset 'imagenet'"):
         classification.get_split('imagenet', 'train', str(tmp_path))

@@ -10,7 +10,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from slimdata import cli, dataset_info, tfrecord
+from slimdata import cli
+from slimdata.records import dataset_info, tfrecord
 from slimdata._tf import tf
 from conftest import write_with_tf
 

@@ -492,7 +492,7 @@ def test_facade_is_tf_slim_with_slimdata_data_modules(graph):
 
 
 def test_importing_slimdata_does_not_import_tensorflow():
-    code = ('import sys, slimdata, slimdata.dataset_info; '
+    code = ('import sys, slimdata, slimdata.records.dataset_info; '
             'assert "tensorflow" not in sys.modules, "tensorflow was imported"')
     subprocess.run([sys.executable, '-c', code], check=True)
 
@@ -514,4 +514,4 @@ except ImportError as error:
     result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
                             check=True)
     assert 'pip install slimdata[cpu]' in result.stdout
-    assert 'slimdata.tfrecord' in result.stdout
+    assert 'slimdata.records.tfrecord' in result.stdout

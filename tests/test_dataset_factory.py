@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from slimdata import dataset_info
+from slimdata.records import dataset_info
 from slimdata.datasets import dataset_factory
 
 # Published split sizes (models/research/slim, SSD-Tensorflow, deeplab), used when a folder

@@ -1,4 +1,4 @@
-"""slimdata.example: every builder checked against TensorFlow's own Example parsing."""
+"""slimdata.records.example: every builder checked against TensorFlow's own Example parsing."""
 
 import subprocess
 import sys
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from slimdata._tf import tf
-from slimdata.example import (bytes_feature, float_feature, int64_feature, make_example,
+from slimdata.records.example import (bytes_feature, float_feature, int64_feature, make_example,
                               serialize_example)
 
 INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
@@ -256,7 +256,7 @@ def test_serialize_example_equals_tensorflow_protobuf(features):
         assert parsed == expected
     keys = sorted(features)
     if not any(b.startswith(a) for a, b in zip(keys, keys[1:])):
-        # upb orders a key that prefixes another one differently (see slimdata.example).
+        # upb orders a key that prefixes another one differently (see slimdata.records.example).
         assert data == reference
     positions, offset = [], 0
     for key in keys:  # the map entries, in sorted key order
@@ -301,8 +301,8 @@ def test_serialize_example_refuses_as_make_example(value, message):
 
 
 def test_serialize_example_does_not_import_tensorflow():
-    code = ('import sys, numpy as np, slimdata.example\n'
-            'data = slimdata.example.serialize_example({"b": b"x", "i": [1, -2], "f": 0.5, '
+    code = ('import sys, numpy as np, slimdata.records.example\n'
+            'data = slimdata.records.example.serialize_example({"b": b"x", "i": [1, -2], "f": 0.5, '
             '"a": np.zeros((2, 2), np.float32), "s": "text"})\n'
             'assert len(data) > 0\n'
             'print("tensorflow" in sys.modules)')

@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 
 from conftest import drain
-from slimdata import dataset_info
+from slimdata.records import dataset_info
 from slimdata import tfexample_decoder
 from slimdata._tf import tf
 from slimdata.dataset import Dataset

@@ -1,4 +1,4 @@
-"""Tests of slimdata.tfrecord against TensorFlow's own TFRecord writer and reader."""
+"""Tests of slimdata.records.tfrecord against TensorFlow's own TFRecord writer and reader."""
 
 import os
 import pickle
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slimdata import tfrecord
+from slimdata.records import tfrecord
 from slimdata._tf import tf
 from conftest import write_with_tf
 
@@ -520,7 +520,7 @@ def test_tfrecord_package_reads_our_records_through_our_index(tmp_path):
 def test_importing_tfrecord_module_does_not_import_tensorflow():
     run_without_tensorflow('''
         import sys
-        import slimdata.tfrecord
+        import slimdata.records.tfrecord
         assert 'tensorflow' not in sys.modules
     ''')
 

@@ -22,7 +22,7 @@ import tensorflow as tf
 
 from slimdata.datasets.classification import convert_image_folder
 from slimdata.datasets.synthetic import make_image_folder
-from slimdata.tfrecord import count_records
+from slimdata.records.tfrecord import count_records
 
 TRAIN_EXAMPLES = Path(__file__).resolve().parent.parent / 'train_examples'
 sys.path.insert(0, str(TRAIN_EXAMPLES))
@@ -64,7 +64,7 @@ def trained(tiny_records, tmp_path_factory):
 
 
 def _split_records(records_dir, split):
-    """Records of a split counted by slimdata.tfrecord (no TensorFlow, no dataset_info)."""
+    """Records of a split counted by slimdata.records.tfrecord (no TensorFlow, no dataset_info)."""
     return sum(count_records(path)
                for path in glob.glob(os.path.join(records_dir, f'{split}-*.tfrecord')))
 

@@ -1,4 +1,4 @@
-"""slimdata.writer: shards read back by TensorFlow, parallel == serial, atomic, resumable."""
+"""slimdata.records.writer: shards read back by TensorFlow, parallel == serial, atomic, resumable."""
 
 import functools
 import json
@@ -13,9 +13,9 @@ import time
 import pytest
 
 from slimdata._tf import tf
-from slimdata.dataset_info import write_dataset_info
-from slimdata.example import serialize_example
-from slimdata.writer import (ConversionError, EncodedExample, SkipExample, WriteSummary,
+from slimdata.records.dataset_info import write_dataset_info
+from slimdata.records.example import serialize_example
+from slimdata.records.writer import (ConversionError, EncodedExample, SkipExample, WriteSummary,
                              shard_filename, write_sharded)
 
 NUM_ITEMS = 23

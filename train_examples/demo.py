@@ -61,13 +61,14 @@ import eval_classifier  # noqa: E402
 import train_classifier  # noqa: E402
 import train_deeplab  # noqa: E402
 import train_ssd  # noqa: E402
-from slimdata import slim, tfrecord  # noqa: E402
+from slimdata import slim  # noqa: E402
+from slimdata.records import tfrecord  # noqa: E402
 from slimdata._tf import tf  # noqa: E402
-from slimdata.cli import check_against_dataset_info  # noqa: E402
+from slimdata.cli.verify import check_against_dataset_info  # noqa: E402
 from slimdata.datasets import (classification, dataset_factory, pascalvoc,  # noqa: E402
                                segmentation, synthetic)
 from slimdata.queue_session import QueueSession  # noqa: E402
-from slimdata.writer import WriteSummary  # noqa: E402
+from slimdata.records.writer import WriteSummary  # noqa: E402
 
 NUM_SHAPE_CLASSES = 4
 #: The classifier must reach this accuracy on held-out data: 0.25 is chance for 4 classes.

@@ -16,7 +16,7 @@ What it guarantees:
   writing shards that could never hold a record.
 - The bytes written do not depend on `workers`: a worker writes whole shards, each from its
   own contiguous items in order, so no record crosses between processes. This needs an encode
-  that is deterministic across processes: serialize with `slimdata.example.serialize_example`
+  that is deterministic across processes: serialize with `slimdata.records.example.serialize_example`
   (protobuf's default map order differs from process to process). It also means that at most
   as many workers run as there are shards to write: ask for at least as many shards as
   workers (a multiple of the workers balances them best).
@@ -58,7 +58,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 from tqdm import tqdm
 
-from slimdata.tfrecord import WRITE_BUFFER_SIZE, TFRecordWriter, count_records
+from slimdata.records.tfrecord import WRITE_BUFFER_SIZE, TFRecordWriter, count_records
 
 T = TypeVar('T')
 
@@ -422,7 +422,7 @@ def _as_encoded(result: Any) -> EncodedExample:
     if isinstance(result, EncodedExample) and isinstance(result.data, bytes):
         return result
     raise TypeError(f'encode returned {type(result).__name__}; expected bytes (a serialized '
-                    'tf.train.Example, e.g. from slimdata.example.serialize_example) or an '
+                    'tf.train.Example, e.g. from slimdata.records.example.serialize_example) or an '
                     'EncodedExample')
 
 
@@ -506,7 +506,7 @@ class _GFileSystem:
         return self._gfile.stat(path).length
 
     def count_records(self, path: str) -> int:
-        # slimdata.tfrecord reads local paths only, so TensorFlow counts; in a graph of its
+        # slimdata.records.tfrecord reads local paths only, so TensorFlow counts; in a graph of its
         # own, which works whether or not the caller runs eagerly.
         tf = self._tf
         with tf.Graph().as_default():

@@ -1,0 +1,134 @@
+"""`slimdata inspect FILE`: the features of the first records, and a keys_to_features dict."""
+
+import argparse
+import itertools
+import sys
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from slimdata.cli import common
+from slimdata.records import tfrecord
+
+
+def register(commands: argparse._SubParsersAction, selected: bool) -> None:
+    parser = commands.add_parser(
+        'inspect', help='show the features of the first records and a keys_to_features dict')
+    parser.add_argument('file', metavar='FILE', help='a TFRecord file of tf.train.Example')
+    parser.add_argument('-n', '--num-records', type=common.positive_int, default=5, metavar='N',
+                        help='how many records to parse (default: 5)')
+    common.add_compression_option(parser)
+    parser.set_defaults(run=run)
+
+
+_TF_DTYPES = {'bytes_list': 'tf.string', 'int64_list': 'tf.int64', 'float_list': 'tf.float32'}
+_TYPE_NAMES = {'bytes_list': 'bytes', 'int64_list': 'int64', 'float_list': 'float'}
+_DEFAULTS = {'bytes_list': "''", 'int64_list': '0', 'float_list': '0.0'}
+_PREVIEW_VALUES = 4
+_PREVIEW_BYTES = 12
+
+
+def run(args: argparse.Namespace) -> int:
+    from google.protobuf.message import DecodeError  # comes with TensorFlow
+    from slimdata._tf import tf
+
+    try:
+        records = list(itertools.islice(
+            tfrecord.iter_records(args.file, compression=args.compression), args.num_records))
+    except (ValueError, OSError) as error:
+        print(f'error: {error}', file=sys.stderr)
+        return 1
+    examples = []
+    for number, record in enumerate(records):
+        try:
+            examples.append(tf.train.Example.FromString(record))
+        except DecodeError as error:
+            print(f'error: {args.file}: record {number} is not a tf.train.Example: {error}',
+                  file=sys.stderr)
+            return 1
+    print(f'{args.file}: {len(examples)} record(s) parsed as tf.train.Example\n')
+    features = summarize_features(examples)
+    if not features:
+        print('no features')
+        return 0
+    columns = [('feature', list(features)),
+               ('type', [summary['type'] for summary in features.values()]),
+               ('values', [summary['lengths'] for summary in features.values()])]
+    widths = [max(len(text) for text in [title, *texts]) for title, texts in columns]
+    previews = [summary['preview'] for summary in features.values()]
+    rows = zip(*(texts for _, texts in columns), previews)
+    for cells in [[title for title, _ in columns] + ['first values'], *rows]:
+        print('  '.join(f'{cell:<{width}}' for cell, width in zip(cells, widths)) + '  '
+              + cells[-1])
+    print('\nkeys_to_features = {')
+    for key, summary in features.items():
+        if summary['spec'] is None:
+            print(f'    # {key!r}: {summary["type"]} values; no single tf.io spec parses it')
+        else:
+            print(f'    {key!r}: {summary["spec"]},')
+    print('}')
+    return 0
+
+
+def summarize_features(examples: Sequence[Any]) -> Dict[str, Dict[str, Optional[str]]]:
+    """Per feature key of some tf.train.Examples: type, value counts, preview, and spec.
+
+    The spec is the source text of a `tf.io` feature spec that parses every one of the
+    examples: `FixedLenFeature([])` with a default for keys that always hold one value (or are
+    absent), `FixedLenFeature([n])` for keys that always hold n > 1 values, and `VarLenFeature`
+    otherwise. A key whose type differs between records, or that never holds a value, gets
+    spec None.
+    """
+    seen: Dict[str, List[Tuple[Optional[str], Any]]] = {}
+    for example in examples:
+        for key, feature in example.features.feature.items():
+            kind = feature.WhichOneof('kind')
+            values = list(getattr(feature, kind).value) if kind else []
+            seen.setdefault(key, []).append((kind, values))
+    summaries = {}
+    for key in sorted(seen):
+        kinds = sorted({kind for kind, _ in seen[key] if kind})
+        lengths = [len(values) for _, values in seen[key]]
+        shortest, longest = min(lengths), max(lengths)
+        length_text = str(shortest) if shortest == longest else f'{shortest}..{longest}'
+        if len(seen[key]) < len(examples):
+            length_text += f' (in {len(seen[key])}/{len(examples)})'
+        summaries[key] = {
+            'type': '/'.join(_TYPE_NAMES[kind] for kind in kinds) or 'empty',
+            'lengths': length_text,
+            'preview': _preview(next((values for _, values in seen[key] if values), [])),
+            'spec': _feature_spec(kinds, lengths, always_present=len(seen[key]) == len(examples)),
+        }
+    return summaries
+
+
+def _feature_spec(kinds: List[str], lengths: List[int], always_present: bool) -> Optional[str]:
+    if len(kinds) != 1:
+        return None
+    kind = kinds[0]
+    dtype = _TF_DTYPES[kind]
+    if set(lengths) == {1}:
+        return f'tf.io.FixedLenFeature([], {dtype}, default_value={_DEFAULTS[kind]})'
+    if always_present and len(set(lengths)) == 1 and lengths[0] > 1:
+        return f'tf.io.FixedLenFeature([{lengths[0]}], {dtype})'
+    return f'tf.io.VarLenFeature({dtype})'
+
+
+def _preview(values: Sequence[Any]) -> str:
+    shown = [_preview_value(value) for value in values[:_PREVIEW_VALUES]]
+    more = ', ...' if len(values) > _PREVIEW_VALUES else ''
+    return f'[{", ".join(shown)}{more}]'
+
+
+def _preview_value(value: Any) -> str:
+    if isinstance(value, bytes):
+        try:
+            text = value.decode('utf-8')
+        except UnicodeDecodeError:
+            text = None
+        if text is not None and text.isprintable() and len(text) <= 40:
+            return repr(value)
+        head = value[:_PREVIEW_BYTES].hex(' ')
+        return f'<{len(value)} bytes: {head}{" ..." if len(value) > _PREVIEW_BYTES else ""}>'
+    if isinstance(value, float):
+        return f'{value:.6g}'
+    return str(value)
+
