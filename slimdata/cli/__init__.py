@@ -7,6 +7,8 @@
     slimdata convert KIND SRC OUT     raw data -> sharded TFRecords + dataset_info.json
                                       (KIND: image-folder, mnist-idx, voc, voc-seg,
                                       cityscapes, ade20k; `slimdata convert KIND --help`)
+    slimdata port    SRC [DST]        port old TF-Slim / TF1 code (a copy, or in place with a
+                                      backup) and report every change and what is left
 
 PATH is a file, a folder (see `slimdata.records.tfrecord.expand_paths` for which of its files
 are taken) or a glob.
@@ -30,7 +32,7 @@ from slimdata import __version__
 from slimdata.cli.common import CommandLineError
 
 #: The commands, in the order `slimdata --help` lists them; each is `slimdata.cli.<name>`.
-COMMANDS = ('count', 'verify', 'inspect', 'index', 'convert')
+COMMANDS = ('count', 'verify', 'inspect', 'index', 'convert', 'port')
 
 
 def build_parser(selected: Optional[str] = None) -> argparse.ArgumentParser:

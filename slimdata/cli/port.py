@@ -1,0 +1,49 @@
+"""`slimdata port SRC [DST]`: ports a repository of old TF-Slim / TF1 code (see slimdata.port).
+
+With DST, the tree is copied there and the copy ported; without, SRC is ported in place and
+the original of every changed file saved in a backup folder first. Ends with the report: every
+change by file and line, and every line not ported with the reason. Exit status 0 when the run
+went through (lines not ported included), 1 when a file could not be read, parsed or written.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+
+def register(commands: argparse._SubParsersAction, selected: bool) -> None:
+    parser = commands.add_parser(
+        'port', help='port old TF-Slim / TF1 code to slimdata and TensorFlow 2 (a copy, or in '
+                     'place with a backup)',
+        description=__doc__.split('\n\n', 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('source', metavar='SRC', help='the folder to port')
+    parser.add_argument('destination', metavar='DST', nargs='?',
+                        help='a new folder for the ported copy (default: port SRC in place)')
+    parser.add_argument('--backup-dir', metavar='DIR',
+                        help='in place: where the originals of changed files go (default: '
+                             'SRC.port-backup beside SRC)')
+    parser.add_argument('--dry-run', action='store_true', help='report only; write nothing')
+    parser.add_argument('--no-tf-upgrade', action='store_true',
+                        help="skip TensorFlow's tf_upgrade_v2 (TF1 calls stay as they are)")
+    parser.add_argument('--json', metavar='FILE', help='also write the report as JSON to FILE')
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')  # port imports TensorFlow: keep it quiet
+    from slimdata.cli.common import CommandLineError
+    from slimdata.port import tree, upgrade_v2
+    try:
+        report = tree.port_tree(args.source, args.destination, backup=args.backup_dir,
+                                dry_run=args.dry_run, use_tf_upgrade=not args.no_tf_upgrade)
+    except tree.PortError as error:
+        raise CommandLineError(str(error)) from error
+    except (upgrade_v2.UpgradeError, OSError) as error:
+        print(f'slimdata port: error: {error}', file=sys.stderr)
+        return 1
+    sys.stdout.write(report.format())
+    if args.json:
+        with open(args.json, 'w', encoding='utf-8') as stream:
+            json.dump(report.as_dict(), stream, indent=1)
+    return 1 if report.problems else 0

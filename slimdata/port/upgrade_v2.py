@@ -1,0 +1,86 @@
+"""TF1 calls to TensorFlow 2 spellings, by TensorFlow's own `tf_upgrade_v2`.
+
+`tf_upgrade_v2` ships with TensorFlow as a command-line tool; it renames TF1 calls to their
+TF2 or `tf.compat.v1` names, fixes changed keyword arguments, and keeps comments and formatting
+(it edits through `pasta`). It is run here as that command, `python -m
+tensorflow.tools.compatibility.tf_upgrade_v2_main`, once over a whole tree, so slimdata imports
+nothing of it; its detailed log becomes notes: INFO lines are changes, WARNING lines are to
+check, ERROR lines are what it could not port.
+"""
+
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+from typing import Dict, List, Tuple
+
+from slimdata.port.edits import CHANGED, NOT_PORTED, TO_CHECK, Note
+
+_MODULE = 'tensorflow.tools.compatibility.tf_upgrade_v2_main'
+_KINDS = {'INFO': CHANGED, 'WARNING': TO_CHECK, 'ERROR': NOT_PORTED}
+_PROCESSING = re.compile(r"^Processing file '(?P<path>.+)'$")
+_ENTRY = re.compile(r'^(?P<line>\d+):(?P<column>\d+): (?P<level>INFO|WARNING|ERROR): '
+                    r'(?P<message>.*)$')
+_PARSE_FAILURE = 'ERROR: Failed to parse.'
+
+
+class UpgradeError(RuntimeError):
+    """tf_upgrade_v2 could not be run (TensorFlow missing, or the tool failed)."""
+
+
+def upgrade(sources: Dict[str, str]) -> Dict[str, Tuple[str, List[Note]]]:
+    """Runs tf_upgrade_v2 over `sources` (relative path -> code).
+
+    Returns, for each path, the upgraded code and tf_upgrade_v2's notes (line numbers of the
+    code given). A file tf_upgrade_v2 cannot parse comes back unchanged, with a NOT_PORTED note.
+    """
+    if not sources:
+        return {}
+    with tempfile.TemporaryDirectory(prefix='slimdata-port-') as work:
+        source_tree, output_tree = pathlib.Path(work, 'in'), pathlib.Path(work, 'out')
+        report_file = pathlib.Path(work, 'report.txt')
+        for relative, code in sources.items():
+            path = source_tree / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(code, encoding='utf-8')
+        command = [sys.executable, '-m', _MODULE, '--intree', str(source_tree),
+                   '--outtree', str(output_tree), '--reportfile', str(report_file),
+                   '--copyotherfiles', 'False', '--no_upgrade_compat_v1_import']
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        if result.returncode != 0 or not report_file.exists():
+            raise UpgradeError(f'tf_upgrade_v2 failed (exit status {result.returncode}): '
+                               f'{result.stderr.strip()[-2000:]}')
+        notes = _parse_report(report_file.read_text(encoding='utf-8'), source_tree)
+        upgraded = {}
+        for relative, code in sources.items():
+            output = output_tree / relative
+            new_code = output.read_text(encoding='utf-8') if output.exists() else code
+            upgraded[relative] = (new_code, notes.get(relative, []))
+        return upgraded
+
+
+def _parse_report(report: str, source_tree: pathlib.Path) -> Dict[str, List[Note]]:
+    """Notes by relative path from the 'Detailed log' of a tf_upgrade_v2 report."""
+    notes: Dict[str, List[Note]] = {}
+    current = None
+    _, _, detailed = report.partition('Detailed log follows:')
+    for text in detailed.splitlines():
+        processing = _PROCESSING.match(text)
+        if processing:
+            relative = pathlib.Path(processing.group('path')).relative_to(source_tree)
+            current = notes.setdefault(relative.as_posix(), [])
+            continue
+        if current is None:
+            continue
+        entry = _ENTRY.match(text)
+        if entry:
+            current.append(Note(_KINDS[entry.group('level')], int(entry.group('line')),
+                                'tf_upgrade_v2: ' + entry.group('message').strip()))
+        elif text.strip() == _PARSE_FAILURE:
+            current.append(Note(NOT_PORTED, 1, 'tf_upgrade_v2 could not parse this file'))
+        elif text.strip() and not text.startswith('-') and current and _ENTRY is not None:
+            last = current[-1]
+            if last.message.startswith('tf_upgrade_v2: ') and not text.startswith(' '):
+                current[-1] = Note(last.kind, last.line, f'{last.message} {text.strip()}')
+    return notes
