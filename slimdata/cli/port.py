@@ -24,8 +24,11 @@ def register(commands: argparse._SubParsersAction, selected: bool) -> None:
                         help='in place: where the originals of changed files go (default: '
                              'SRC.port-backup beside SRC)')
     parser.add_argument('--dry-run', action='store_true', help='report only; write nothing')
-    parser.add_argument('--no-tf-upgrade', action='store_true',
-                        help="skip TensorFlow's tf_upgrade_v2 (TF1 calls stay as they are)")
+    parser.add_argument('--tf-upgrade', choices=('safety', 'default', 'off'), default='safety',
+                        help="how TensorFlow's tf_upgrade_v2 ports TF1 calls: safety (default) "
+                             'imports tensorflow.compat.v1 as tf, so every TF1 call keeps its '
+                             'meaning; default renames each call to its TF2 name where '
+                             'TensorFlow judges it safe; off leaves TF1 calls as they are')
     parser.add_argument('--json', metavar='FILE', help='also write the report as JSON to FILE')
     parser.set_defaults(run=run)
 
@@ -36,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
     from slimdata.port import tree, upgrade_v2
     try:
         report = tree.port_tree(args.source, args.destination, backup=args.backup_dir,
-                                dry_run=args.dry_run, use_tf_upgrade=not args.no_tf_upgrade)
+                                dry_run=args.dry_run,
+                                tf_upgrade=None if args.tf_upgrade == 'off' else args.tf_upgrade.upper())
     except tree.PortError as error:
         raise CommandLineError(str(error)) from error
     except (upgrade_v2.UpgradeError, OSError) as error:

@@ -10,6 +10,7 @@
 """
 
 import functools
+from collections import Counter
 import importlib
 import importlib.util
 from typing import Dict, List, Optional, Set, Tuple, Union
@@ -64,6 +65,14 @@ def _tensorflow_v1():
     return tf.compat.v1
 
 
+def resolve_v1(path: str):
+    """The object at dotted `path` under tf.compat.v1, or None."""
+    target = _tensorflow_v1()
+    for part in path.split('.'):
+        target = getattr(target, part, None)
+    return target
+
+
 def public_name(private: str) -> Optional[str]:
     """The path under tf.compat.v1 of a private TensorFlow function, or None if none is known."""
     candidates = []
@@ -71,13 +80,7 @@ def public_name(private: str) -> Optional[str]:
         candidates.append(rules.PRIVATE_RENAMES[private])
     module, _, attr = private.rpartition('.')
     candidates += [f'{space}.{attr}'.lstrip('.') for space in rules.PRIVATE_MODULES.get(module, ())]
-    for path in candidates:
-        target = _tensorflow_v1()
-        for part in path.split('.'):
-            target = getattr(target, part, None)
-        if target is not None:
-            return path
-    return None
+    return next((path for path in candidates if resolve_v1(path) is not None), None)
 
 
 class NamesPass(PortTransformer):
@@ -92,6 +95,7 @@ class NamesPass(PortTransformer):
         self.rebound: Set[str] = set()        # names whose import this pass rewrites
         self.private_uses: Dict[str, int] = {}  # private module alias -> uses left as they are
         self.private_imports: Dict[str, Tuple[str, int]] = {}  # alias -> (module, line)
+        self.name_uses: Counter = Counter()   # Name -> uses outside imports
 
     # -- set-up ------------------------------------------------------------------------------
 
@@ -146,13 +150,13 @@ class NamesPass(PortTransformer):
             bound = alias.asname.name.value if alias.asname else name
             target = rules.successor(f'{module}.{name}')
             if target is None:
-                self._report_unportable_import(statement, f'{module}.{name}')
-                kept.append(alias)
+                if not self._drop_unused_import(statement, f'{module}.{name}', bound):
+                    kept.append(alias)
                 continue
             parent, _, last = importable(target).rpartition('.')
             new_lines.append(import_statement(parent, last, bound))
             self.note(CHANGED, statement, f'{module}.{name} -> {target}')
-        if not new_lines:
+        if len(kept) == len(statement.names):
             return None
         if kept:
             kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
@@ -164,9 +168,10 @@ class NamesPass(PortTransformer):
         for alias in statement.names:
             name = code_of(alias.name)
             target = rules.successor(name)
+            bound = alias.asname.name.value if alias.asname else name.split('.')[0]
             if target is None:
-                self._report_unportable_import(statement, name)
-                kept.append(alias)
+                if not self._drop_unused_import(statement, name, bound):
+                    kept.append(alias)
                 continue
             self.note(CHANGED, statement, f'{name} -> {target}')
             if alias.asname is None and '.' in name:
@@ -176,17 +181,26 @@ class NamesPass(PortTransformer):
             parent, _, last = importable(target).rpartition('.')
             bound = alias.asname.name.value if alias.asname else name
             new_lines.append(import_statement(parent, last, bound))
-        if not new_lines:
+        if len(kept) == len(statement.names):
             return None
         if kept:
             kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             new_lines.insert(0, code_of(statement.with_changes(names=kept)).strip())
         return list(dict.fromkeys(new_lines))
 
-    def _report_unportable_import(self, statement: cst.CSTNode, name: str) -> None:
-        reason = rules.unportable_reason(name)
-        if reason and name.startswith('tensorflow.contrib'):
-            self.note(NOT_PORTED, statement, f'{name}: {reason}')
+    def _drop_unused_import(self, statement: cst.CSTNode, name: str, bound: str) -> bool:
+        """Whether to drop the import of contrib `name` (no successor): when nothing uses it.
+
+        Reports it as not ported when something does.
+        """
+        if not name.startswith('tensorflow.contrib'):
+            return False
+        if self.name_uses[bound] == 0:
+            self.note(CHANGED, statement, f'removed the import of {name}: no successor, and '
+                                          'nothing in the file uses it')
+            return True
+        self.note(NOT_PORTED, statement, f'{name}: {rules.unportable_reason(name)}')
+        return False
 
     def _port_alias_assignment(self, line: cst.SimpleStatementLine,
                                statement: cst.Assign) -> Optional[List[str]]:
@@ -385,6 +399,12 @@ class _BindingScanner(cst.CSTVisitor):
         elif name in rules.PRIVATE_MODULES:
             self.names_pass.private_uses.setdefault(bound, 0)
             self.names_pass.private_imports[bound] = (name, self.names_pass.line_of(node))
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> bool:
+        return False  # the names an import binds are not uses
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names_pass.name_uses[node.value] += 1
 
 
 class _PrivateImportRemover(cst.CSTTransformer):

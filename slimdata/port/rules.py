@@ -35,7 +35,7 @@ _FRAMEWORK_NAMES = (
     'global_variable', 'has_arg_scope', 'local_variable', 'model_variable', 'variable',
     'VariableDeviceChooser')
 
-# tf.contrib.layers names that tf_slim.layers exports (layers, initializers, regularizers).
+# tf.contrib.layers names that tf_slim exports (layers, initializers, regularizers).
 _LAYERS_NAMES = (
     'apply_regularization', 'avg_pool2d', 'avg_pool3d', 'batch_norm', 'bias_add', 'conv1d',
     'conv2d', 'conv2d_in_plane', 'conv2d_transpose', 'conv3d', 'conv3d_transpose',
@@ -86,8 +86,10 @@ def _build_name_rules() -> Dict[str, str]:
         f'{_CONTRIB}.slim.nets.*': 'tf_slim.nets.*',
         f'{_CONTRIB}.slim.python.slim.nets.*': 'tf_slim.nets.*',
         # tf.contrib.layers and tf.contrib.framework: tf_slim's.
-        f'{_CONTRIB}.layers': 'tf_slim.layers',
-        f'{_CONTRIB_LAYERS_PY}': 'tf_slim.layers',
+        # tf_slim exports all of tf_slim.layers at its top level; its attribute `layers` is
+        # the module tf_slim/layers/layers.py (not the package), so names go to the top level.
+        f'{_CONTRIB}.layers': 'tf_slim',
+        f'{_CONTRIB_LAYERS_PY}': 'tf_slim',
         f'{_CONTRIB_FRAMEWORK_OPS}.variables.*': 'tf_slim.ops.variables.*',
         f'{_CONTRIB_FRAMEWORK_OPS}.arg_scope': 'tf_slim.arg_scope',
         f'{_CONTRIB_FRAMEWORK_OPS}.add_arg_scope': 'tf_slim.add_arg_scope',
@@ -105,7 +107,7 @@ def _build_name_rules() -> Dict[str, str]:
         rules[f'{_CONTRIB_FRAMEWORK_OPS}.{name}'] = f'tf_slim.{name}'
         rules[f'{_CONTRIB_FRAMEWORK_OPS}.arg_scope.{name}'] = f'tf_slim.{name}'
     for name in _LAYERS_NAMES:
-        rules[f'{_CONTRIB}.layers.{name}'] = f'tf_slim.layers.{name}'
+        rules[f'{_CONTRIB}.layers.{name}'] = f'tf_slim.{name}'
     for name in _METRICS_NAMES:
         rules[f'{_CONTRIB}.metrics.{name}'] = f'tf_slim.metrics.{name}'
     for name in _TRAINING_NAMES:

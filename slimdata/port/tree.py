@@ -83,23 +83,27 @@ def _deduplicated(notes: List[Note]) -> List[Note]:
 
 
 def port_sources(sources: Dict[str, str],
-                 use_tf_upgrade: bool = True) -> Tuple[Dict[str, Tuple[str, List[Note]]],
-                                                       List[str]]:
-    """Ports code in memory: {path: code} -> ({path: (new code, notes)}, problems)."""
+                 tf_upgrade: Optional[str] = 'SAFETY') -> Tuple[Dict[str, Tuple[str, List[Note]]],
+                                                                List[str]]:
+    """Ports code in memory: {path: code} -> ({path: (new code, notes)}, problems).
+
+    `tf_upgrade`: the mode tf_upgrade_v2 runs in after slimdata's passes ('SAFETY' or
+    'DEFAULT', see `upgrade_v2`), or None not to run it.
+    """
     staged: Dict[str, List[_Stage]] = {}
     results: Dict[str, Tuple[str, List[Note]]] = {}
     problems = []
     for path, code in sources.items():
         try:
-            staged[path] = _port_passes(code, report_unknown_contrib=not use_tf_upgrade)
+            staged[path] = _port_passes(code, report_unknown_contrib=not tf_upgrade)
         except cst.ParserSyntaxError as error:
             message = f'could not parse (Python 2 code?): {error.message}'
             problems.append(f'{path}:{error.raw_line}: {message}')
             results[path] = (code, [Note(NOT_PORTED, error.raw_line, message)])
-    if use_tf_upgrade:
+    if tf_upgrade:
         latest = {path: stages[-1].code if stages else sources[path]
                   for path, stages in staged.items()}
-        for path, (code, notes) in upgrade_v2.upgrade(latest).items():
+        for path, (code, notes) in upgrade_v2.upgrade(latest, tf_upgrade).items():
             staged[path].append(_Stage(code, notes))
     for path, stages in staged.items():
         final = stages[-1].code if stages else sources[path]
@@ -108,7 +112,7 @@ def port_sources(sources: Dict[str, str],
 
 
 def port_tree(source: str, destination: Optional[str] = None, backup: Optional[str] = None,
-              dry_run: bool = False, use_tf_upgrade: bool = True) -> PortReport:
+              dry_run: bool = False, tf_upgrade: Optional[str] = 'SAFETY') -> PortReport:
     """Ports the Python files of the tree `source` into `destination`, or in place.
 
     Args:
@@ -118,7 +122,9 @@ def port_tree(source: str, destination: Optional[str] = None, backup: Optional[s
       backup: in place, the folder that receives the original of every file changed (default:
         `<source>.port-backup` beside it); it must not hold files of an earlier run.
       dry_run: report only; write nothing.
-      use_tf_upgrade: run TensorFlow's tf_upgrade_v2 after slimdata's passes.
+      tf_upgrade: the mode of TensorFlow's tf_upgrade_v2, run after slimdata's passes
+        ('SAFETY': TF1 calls through `import tensorflow.compat.v1 as tf`; 'DEFAULT': TF1
+        calls renamed one by one), or None not to run it.
 
     Returns:
       The PortReport. Raises PortError for usage problems, before anything is written.
@@ -142,7 +148,7 @@ def port_tree(source: str, destination: Optional[str] = None, backup: Optional[s
         except UnicodeDecodeError as error:
             problems.append(f'{relative}: not UTF-8 text ({error.reason} at byte '
                             f'{error.start}); not ported')
-    results, parse_problems = port_sources(sources, use_tf_upgrade)
+    results, parse_problems = port_sources(sources, tf_upgrade)
     problems += parse_problems
     files = [FileReport(path, code != sources[path], notes)
              for path, (code, notes) in sorted(results.items()) if notes or code != sources[path]]

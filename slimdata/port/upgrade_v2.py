@@ -1,11 +1,23 @@
-"""TF1 calls to TensorFlow 2 spellings, by TensorFlow's own `tf_upgrade_v2`.
+"""TF1 calls on TensorFlow 2, by TensorFlow's own `tf_upgrade_v2`.
 
-`tf_upgrade_v2` ships with TensorFlow as a command-line tool; it renames TF1 calls to their
-TF2 or `tf.compat.v1` names, fixes changed keyword arguments, and keeps comments and formatting
-(it edits through `pasta`). It is run here as that command, `python -m
-tensorflow.tools.compatibility.tf_upgrade_v2_main`, once over a whole tree, so slimdata imports
-nothing of it; its detailed log becomes notes: INFO lines are changes, WARNING lines are to
-check, ERROR lines are what it could not port.
+`tf_upgrade_v2` ships with TensorFlow as a command-line tool and keeps comments and formatting
+(it edits through `pasta`). It has two modes:
+
+- SAFETY: `import tensorflow as tf` becomes `import tensorflow.compat.v1 as tf`, so every TF1
+  call keeps its TF1 meaning. slimdata port's default: ported code runs as it ran.
+- DEFAULT: each TF1 call is renamed to its TF2 name where TensorFlow judges that safe (with its
+  keyword arguments fixed), else to its `tf.compat.v1` name. Closer to TF2, but it leaves some
+  TF1 calls whose TF2 namesake takes other arguments (`tf.image.draw_bounding_boxes`), and
+  lists many calls to check by hand.
+
+In SAFETY mode two of its slips are mended here: it also rewrites imports of private modules
+(`from tensorflow.python.ops import x` -> `tensorflow.compat.v1.python.ops`, which does not
+exist), which are put back; and it reports members of deprecated TF1 modules (`tf.app.flags`)
+that do work through `tensorflow.compat.v1`, which are not reported.
+
+It is run as that command, `python -m tensorflow.tools.compatibility.tf_upgrade_v2_main`, once
+over a whole tree, so slimdata imports nothing of it; its detailed log becomes notes: INFO lines
+are changes, WARNING lines are to check, ERROR lines are what it could not port.
 """
 
 import pathlib
@@ -16,6 +28,7 @@ import tempfile
 from typing import Dict, List, Tuple
 
 from slimdata.port.edits import CHANGED, NOT_PORTED, TO_CHECK, Note
+from slimdata.port.names import resolve_v1
 
 _MODULE = 'tensorflow.tools.compatibility.tf_upgrade_v2_main'
 _KINDS = {'INFO': CHANGED, 'WARNING': TO_CHECK, 'ERROR': NOT_PORTED}
@@ -23,14 +36,20 @@ _PROCESSING = re.compile(r"^Processing file '(?P<path>.+)'$")
 _ENTRY = re.compile(r'^(?P<line>\d+):(?P<column>\d+): (?P<level>INFO|WARNING|ERROR): '
                     r'(?P<message>.*)$')
 _PARSE_FAILURE = 'ERROR: Failed to parse.'
+_DEPRECATED_MEMBER = re.compile(r'Using member tf\.(?P<member>[\w.]+) in deprecated module')
+_PRIVATE_IMPORT = re.compile(r'^(\s*(?:from|import)\s+)tensorflow\.compat\.v1\.python\b',
+                             re.MULTILINE)
 
 
 class UpgradeError(RuntimeError):
     """tf_upgrade_v2 could not be run (TensorFlow missing, or the tool failed)."""
 
 
-def upgrade(sources: Dict[str, str]) -> Dict[str, Tuple[str, List[Note]]]:
-    """Runs tf_upgrade_v2 over `sources` (relative path -> code).
+MODES = ('SAFETY', 'DEFAULT')
+
+
+def upgrade(sources: Dict[str, str], mode: str = 'SAFETY') -> Dict[str, Tuple[str, List[Note]]]:
+    """Runs tf_upgrade_v2 in `mode` (SAFETY or DEFAULT) over `sources` (relative path -> code).
 
     Returns, for each path, the upgraded code and tf_upgrade_v2's notes (line numbers of the
     code given). A file tf_upgrade_v2 cannot parse comes back unchanged, with a NOT_PORTED note.
@@ -46,7 +65,7 @@ def upgrade(sources: Dict[str, str]) -> Dict[str, Tuple[str, List[Note]]]:
             path.write_text(code, encoding='utf-8')
         command = [sys.executable, '-m', _MODULE, '--intree', str(source_tree),
                    '--outtree', str(output_tree), '--reportfile', str(report_file),
-                   '--copyotherfiles', 'False', '--no_upgrade_compat_v1_import']
+                   '--copyotherfiles', 'False', '--no_upgrade_compat_v1_import', '--mode', mode]
         result = subprocess.run(command, capture_output=True, text=True, check=False)
         if result.returncode != 0 or not report_file.exists():
             raise UpgradeError(f'tf_upgrade_v2 failed (exit status {result.returncode}): '
@@ -56,8 +75,18 @@ def upgrade(sources: Dict[str, str]) -> Dict[str, Tuple[str, List[Note]]]:
         for relative, code in sources.items():
             output = output_tree / relative
             new_code = output.read_text(encoding='utf-8') if output.exists() else code
-            upgraded[relative] = (new_code, notes.get(relative, []))
+            file_notes = notes.get(relative, [])
+            if mode == 'SAFETY':
+                new_code = _PRIVATE_IMPORT.sub(r'\1tensorflow.python', new_code)
+                file_notes = [note for note in file_notes if not _works_in_v1(note)]
+            upgraded[relative] = (new_code, file_notes)
         return upgraded
+
+
+def _works_in_v1(note: Note) -> bool:
+    """Whether `note` reports a deprecated member that tensorflow.compat.v1 still has."""
+    found = _DEPRECATED_MEMBER.search(note.message) if note.kind == NOT_PORTED else None
+    return bool(found) and resolve_v1(found.group('member')) is not None
 
 
 def _parse_report(report: str, source_tree: pathlib.Path) -> Dict[str, List[Note]]:
@@ -79,7 +108,7 @@ def _parse_report(report: str, source_tree: pathlib.Path) -> Dict[str, List[Note
                                 'tf_upgrade_v2: ' + entry.group('message').strip()))
         elif text.strip() == _PARSE_FAILURE:
             current.append(Note(NOT_PORTED, 1, 'tf_upgrade_v2 could not parse this file'))
-        elif text.strip() and not text.startswith('-') and current and _ENTRY is not None:
+        elif text.strip() and not text.startswith('-') and current:
             last = current[-1]
             if last.message.startswith('tf_upgrade_v2: ') and not text.startswith(' '):
                 current[-1] = Note(last.kind, last.line, f'{last.message} {text.strip()}')
