@@ -97,21 +97,19 @@ def _is_docstring(statement: cst.CSTNode) -> bool:
 
 
 def add_imports(module: cst.Module, lines: Sequence[str]) -> cst.Module:
-    """`module` with the import `lines` it lacks, after its last import before any def/class.
+    """`module` with the import `lines` it lacks, at the end of its first run of imports.
 
-    With no import there, they go after the docstring (and before the first statement).
+    That is before any other statement (which may use them), after the docstring; the new
+    imports are of installed packages, so they need nothing that runs before them.
     """
     present = {code_of(statement).strip() for statement in module.body if _is_import(statement)}
     missing = [line for line in lines if line not in present]
     if not missing:
         return module
     body = list(module.body)
-    position = 0
-    for index, statement in enumerate(body):
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-            break
-        if _is_import(statement) or (index == 0 and _is_docstring(statement)):
-            position = index + 1
+    position = 1 if body and _is_docstring(body[0]) else 0
+    while position < len(body) and _is_import(body[position]):
+        position += 1
     new = [cst.parse_statement(line + '\n') for line in missing]
     return module.with_changes(body=body[:position] + new + body[position:])
 

@@ -204,7 +204,8 @@ class NamesPass(PortTransformer):
 
     def _port_alias_assignment(self, line: cst.SimpleStatementLine,
                                statement: cst.Assign) -> Optional[List[str]]:
-        """`slim = tf.contrib.slim` at module level -> `from slimdata import slim`."""
+        """`slim = tf.contrib.slim` at module level -> `from slimdata import slim` (any name
+        with a successor: `arg_scope = tf.contrib.framework.arg_scope` -> an import too)."""
         target = self._alias_target(statement.value)
         if target is None:
             return None
@@ -214,7 +215,7 @@ class NamesPass(PortTransformer):
         return [import_statement(parent, last, bound)]
 
     def _alias_target(self, value: cst.BaseExpression) -> Optional[str]:
-        """The moved module that `value` names if it is all of a module-level `NAME = value`."""
+        """The successor of what `value` names if it is all of a module-level `NAME = value`."""
         assign = self.get_metadata(ParentNodeProvider, value)
         if not (isinstance(assign, cst.Assign) and assign.value is value
                 and isinstance(value, cst.Attribute) and len(assign.targets) == 1
@@ -227,8 +228,7 @@ class NamesPass(PortTransformer):
         name = self.qualified_name(value)
         target = rules.successor(name) if name else None
         root = root_name(value)
-        if (target is None or root is None or root.value in self.rebound
-                or not (is_module(importable(target)) or target == rules.FACADE)):
+        if target is None or root is None or root.value in self.rebound or '.' not in target:
             return None
         return target
 

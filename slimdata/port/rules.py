@@ -95,6 +95,11 @@ def _build_name_rules() -> Dict[str, str]:
         f'{_CONTRIB_FRAMEWORK_OPS}.add_arg_scope': 'tf_slim.add_arg_scope',
         f'{_CONTRIB}.metrics': 'tf_slim.metrics',
         f'{_CONTRIB}.losses.*': 'tf_slim.losses.*',
+        # contrib names that moved into TensorFlow itself.
+        f'{_CONTRIB}.util.constant_value': 'tensorflow.get_static_value',
+        f'{_CONTRIB}.util.make_tensor_proto': 'tensorflow.make_tensor_proto',
+        f'{_CONTRIB}.util.make_ndarray': 'tensorflow.make_ndarray',
+        f'{_CONTRIB}.framework.nest.*': 'tensorflow.nest.*',
     }
     for module in DATA_MODULES:
         rules[f'tf_slim.{module}.*'] = f'slimdata.{module}.*'

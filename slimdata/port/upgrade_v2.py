@@ -78,7 +78,8 @@ def upgrade(sources: Dict[str, str], mode: str = 'SAFETY') -> Dict[str, Tuple[st
             file_notes = notes.get(relative, [])
             if mode == 'SAFETY':
                 new_code = _PRIVATE_IMPORT.sub(r'\1tensorflow.python', new_code)
-                file_notes = [note for note in file_notes if not _works_in_v1(note)]
+                file_notes = [note for note in file_notes if not _works_in_v1(note)
+                              and 'tensorflow.compat.v1.python' not in note.message]
             upgraded[relative] = (new_code, file_notes)
         return upgraded
 
