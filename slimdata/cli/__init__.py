@@ -18,13 +18,17 @@ the parser's default. Modules import nothing heavy at import time: `count`, `ver
 `index` never import TensorFlow.
 
 Exit status: 0 when all is well, 1 when a file has a problem, 2 for a usage error (such as a
-path that matches nothing).
+path that matches nothing), 130 after Ctrl-C and 143 after SIGTERM (or SIGHUP), which are
+handled alike: the command stops, removes its temporary files, and says so in one line.
 """
 
 import argparse
+import contextlib
 import importlib
+import signal
 import sys
-from typing import Optional, Sequence
+import threading
+from typing import Iterator, Optional, Sequence
 
 from slimdata import __version__
 from slimdata.cli.common import CommandLineError
@@ -45,15 +49,57 @@ def build_parser(selected: Optional[str] = None) -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived: raised in the main thread, so the command stops as after
+    Ctrl-C (a BaseException, so that no `except Exception` swallows it)."""
+
+    def __init__(self, signal_number: int):
+        super().__init__(signal.Signals(signal_number).name)
+        self.signal_number = signal_number
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Runs one command; returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    _escape_unprintable_output()
     args = build_parser(selected=argv[0] if argv else None).parse_args(argv)
     try:
-        return args.run(args)
+        with _terminate_like_interrupt():
+            return args.run(args)
     except CommandLineError as error:
         print(f'slimdata {args.command}: error: {error}', file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f'slimdata {args.command}: interrupted', file=sys.stderr)
         return 130
+    except Terminated as stop:
+        print(f'slimdata {args.command}: terminated ({stop})', file=sys.stderr)
+        return 128 + stop.signal_number
+
+
+def _escape_unprintable_output() -> None:
+    """File names that are not UTF-8 reach Python as surrogates, which a strict stdout cannot
+    print: show them escaped (`\\udce9`) instead of failing on them."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, 'reconfigure', None)
+        if reconfigure is not None:
+            reconfigure(errors='backslashreplace')
+
+
+@contextlib.contextmanager
+def _terminate_like_interrupt() -> Iterator[None]:
+    """Within the block, SIGTERM and SIGHUP raise `Terminated` (in the main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def raise_terminated(signal_number: int, frame) -> None:
+        raise Terminated(signal_number)
+
+    previous = {number: signal.signal(number, raise_terminated)
+                for number in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)

@@ -35,10 +35,15 @@ def register(commands: argparse._SubParsersAction, selected: bool) -> None:
 
 
 def run(converter, args: argparse.Namespace) -> int:
-    """Runs a dataset converter; bad input is one line naming the file, exit status 1."""
+    """Runs a dataset converter; bad input is one line naming the file, exit status 1.
+
+    ValueError: bad input or a refused re-run (the converters' errors, which name the file);
+    OSError: an I/O error naming the file (a full disk); RuntimeError: another conversion
+    writes into the folder, or a worker process died.
+    """
     try:
         converter(args)
-    except ValueError as error:
+    except (ValueError, OSError, RuntimeError) as error:
         print(f'slimdata convert {args.kind}: error: {error}', file=sys.stderr)
         return 1
     return 0
