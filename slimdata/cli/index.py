@@ -1,11 +1,13 @@
 """`slimdata index PATH...`: DALI / PyPI `tfrecord` index files (no TensorFlow)."""
 
 import argparse
+import collections
 import os
 import sys
+from typing import Sequence
 
 from slimdata.cli import common
-from slimdata.records import tfrecord
+from slimdata.records import fs, tfrecord
 
 
 def register(commands: argparse._SubParsersAction, selected: bool) -> None:
@@ -20,7 +22,8 @@ def register(commands: argparse._SubParsersAction, selected: bool) -> None:
 def run(args: argparse.Namespace) -> int:
     files = common.expand(args.paths)
     if args.output_dir:
-        os.makedirs(args.output_dir, exist_ok=True)
+        _refuse_shared_basenames(files, args.output_dir)
+        fs.makedirs(args.output_dir)
     failed = 0
     for path in files:
         try:
@@ -32,3 +35,18 @@ def run(args: argparse.Namespace) -> int:
             continue
         print(f'{path} -> {written}')
     return 1 if failed else 0
+
+
+def _refuse_shared_basenames(files: Sequence[str], output_dir: str) -> None:
+    """Index files in one folder are named after the records' basenames: two inputs with the
+    same basename would write the same index file, the second over the first."""
+    by_name = collections.defaultdict(list)
+    for path in files:
+        by_name[os.path.basename(path)].append(path)
+    shared = {name: paths for name, paths in by_name.items() if len(paths) > 1}
+    if shared:
+        name, paths = next(iter(sorted(shared.items())))
+        raise common.CommandLineError(
+            f'{len(paths)} inputs are named {name} ({", ".join(paths)}): their index files '
+            f'would both be {os.path.join(output_dir, name + tfrecord.INDEX_SUFFIX)}; index '
+            'them into separate folders, or beside the records (without --output-dir)')

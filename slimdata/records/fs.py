@@ -275,18 +275,23 @@ def atomic_write(path: str, buffer_size: int = io.DEFAULT_BUFFER_SIZE) -> Iterat
     """Writes `path` through a synced temporary renamed over it when the block succeeds.
 
     On any exception (an I/O error, Ctrl-C) the temporary is removed and `path` is left as
-    it was.
+    it was; an I/O error on the temporary is reported as one on `path`.
     """
     temporary = temporary_path(path)
-    file = open_write(temporary, buffer_size)
+    try:
+        file = open_write(temporary, buffer_size)
+    except FileError as error:
+        raise FileError(path, error.action, error.reason, error.errno) from error
     try:
         yield file
         file.sync()
         file.close()
         rename(temporary, path)
-    except BaseException:
+    except BaseException as error:
         _close_quietly(file)
         remove(temporary)
+        if isinstance(error, FileError) and error.path == temporary:
+            raise FileError(path, error.action, error.reason, error.errno) from error
         raise
 
 
@@ -323,6 +328,17 @@ class _GFileReader(io.RawIOBase):
             data = self._file.read(len(view))
         view[:len(data)] = data
         return len(data)
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        with _naming(self.path, 'seek in'):
+            self._file.seek(offset, whence)
+            return self._file.tell()
+
+    def tell(self) -> int:
+        return self._file.tell()
 
     def close(self) -> None:
         if not self.closed:
@@ -441,13 +457,18 @@ def open_source(path: str, root: Optional[Roots] = None,
         raise
     except OSError as error:
         raise _file_error(path, 'open', error) from error
-    with _NamedReader(path, open(descriptor, 'rb', buffering=0, closefd=True)) as file:
+    try:
         info = os.fstat(descriptor)
         _check_regular(path, info.st_mode)
         if root is not None:
             # The file actually opened, in case a symlink was swapped in since the check.
             check_inside_root(_opened_path(descriptor, path), root, shown=path)
         _check_size(path, info.st_size, max_bytes)
+        file = _NamedReader(path, open(descriptor, 'rb', buffering=0, closefd=True))
+    except BaseException:
+        os.close(descriptor)
+        raise
+    with file:
         yield file
 
 

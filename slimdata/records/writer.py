@@ -280,6 +280,9 @@ def write_dataset(output_dir: str, splits: Sequence[SplitSource], *,
     """
     for source in splits:
         _check_arguments(source, workers)
+    if workers > 1 and output_dir.startswith('ram://'):
+        raise ValueError(f'{output_dir}: ram:// is TensorFlow\'s in-memory file system of one '
+                         'process, which worker processes cannot write into; use workers=1')
     fs.makedirs(output_dir)
     with fs.lock_folder(output_dir):
         info = dataset_info.read_dataset_info(output_dir) or {}
