@@ -40,10 +40,16 @@ def convert_command(source, out, *options):
             '--validation-ratio', '0', '--shards', str(NUM_SHARDS), *options]
 
 
+def as_from_a_terminal():
+    """A preexec_fn: Ctrl-C's signal acts as in a terminal. (A shell runs background jobs, a
+    test run started with `&` included, with SIGINT ignored, and children inherit that.)"""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Run:
     """A `slimdata convert` in its own session, its stderr read line by line as it comes."""
 
-    def __init__(self, command, gate=None, preexec_fn=None):
+    def __init__(self, command, gate=None):
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3')
         if gate is not None:
             env['SLIMDATA_TEST_GATE'] = str(gate)
@@ -51,7 +57,7 @@ class Run:
                                                               env.get('PYTHONPATH')]))
         self.process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True,
-                                        start_new_session=True, preexec_fn=preexec_fn)
+                                        start_new_session=True, preexec_fn=as_from_a_terminal)
         self.lines = queue.Queue()
         self.stderr = []
         threading.Thread(target=self._read_stderr, daemon=True).start()
