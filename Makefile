@@ -14,7 +14,7 @@ venv: $(STAMP)
 $(STAMP): setup.py pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[cpu,dev]'
+	$(PY) -m pip install --quiet -e '.[cpu,dev,beam]'
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -34,12 +34,16 @@ setup(
         'crc32c>=2.3',
         'defusedxml>=0.7',
         'pillow>=10',
+        # The Example schema (slimdata.records.example_schema) without TensorFlow.
+        'protobuf>=4.21',
         # The facade `from slimdata import slim` re-exports tf_slim's layers and training.
         'tf-slim>=1.1',
     ],
     extras_require={
         **TENSORFLOW_EXTRAS,
         'dev': ['pytest>=7', 'pytest-xdist>=3', 'hypothesis>=6', 'tfrecord>=1.14'],
+        # Conversion on Apache Beam runners (slimdata convert ... --runner DataflowRunner).
+        'beam': ['apache-beam>=2.60'],
     },
     entry_points={'console_scripts': ['slimdata = slimdata.cli:main']},
     classifiers=[

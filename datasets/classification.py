@@ -481,6 +481,7 @@ def convert_image_folder(src: str, output_dir: str, layout: str = 'class_folders
                          validation_ratio: float = 0.1, seed: Optional[int] = 0,
                          num_shards: int = 5, workers: int = 1,
                          on_non_image: str = 'error', overwrite: bool = False,
+                         beam_options: Optional[Sequence[str]] = None,
                          **source_options: Any) -> Dict[str, WriteSummary]:
     """Converts a folder of labelled images to 'train' and 'validation' record splits.
 
@@ -497,6 +498,8 @@ def convert_image_folder(src: str, output_dir: str, layout: str = 'class_folders
         (counted in the 'train' summary's `skipped`).
       overwrite: replace splits of other input already in `output_dir` (see
         `slimdata.records.writer`); without it, such a re-run is refused.
+      beam_options: write the shards with an Apache Beam pipeline with these pipeline
+        options (e.g. ['--runner=DirectRunner']); None writes them with local processes.
       **source_options: `check_images`, `follow_symlinks`, `max_file_bytes`,
         `max_image_pixels` (see `convert_utils.SourcePolicy`; `src` is the root).
 
@@ -520,7 +523,7 @@ def convert_image_folder(src: str, output_dir: str, layout: str = 'class_folders
     summaries = _write_splits(
         IMAGE_FOLDER, splits, functools.partial(encode_image_file, policy=policy), output_dir,
         num_shards, workers, listing.labels_to_names, options, _image_path, overwrite,
-        extra={'layout': layout})
+        beam_options, extra={'layout': layout})
     for reason, paths in listing.skipped.items():
         # Skipped while listing, before any split existed: reported once, with 'train'.
         summaries['train'].skipped.setdefault(reason, []).extend(paths)
@@ -530,6 +533,7 @@ def convert_image_folder(src: str, output_dir: str, layout: str = 'class_folders
 def convert_mnist_idx(src_dir: str, output_dir: str, validation_ratio: float = 0.0,
                       seed: Optional[int] = 0, num_shards: int = 1,
                       workers: int = 1, overwrite: bool = False,
+                      beam_options: Optional[Sequence[str]] = None,
                       **source_options: Any) -> Dict[str, WriteSummary]:
     """Converts the MNIST idx files of `src_dir` to 'train', 'test' (and 'validation').
 
@@ -545,6 +549,8 @@ def convert_mnist_idx(src_dir: str, output_dir: str, validation_ratio: float = 0
         order.
       num_shards, workers: see `slimdata.records.writer.write_dataset` (per split).
       overwrite: replace splits of other input already in `output_dir`.
+      beam_options: write the shards with an Apache Beam pipeline with these pipeline
+        options (e.g. ['--runner=DirectRunner']); None writes them with local processes.
       **source_options: `follow_symlinks`, `max_file_bytes` (the bound on an idx file's
         inflated size) (see `convert_utils.SourcePolicy`; `src_dir` is the root).
 
@@ -563,7 +569,7 @@ def convert_mnist_idx(src_dir: str, output_dir: str, validation_ratio: float = 0
                                    'test': convert_utils.deterministic_shuffle(test_pairs, seed)},
                          encode_pixels, output_dir, num_shards, workers,
                          PUBLISHED_DATASETS['mnist'].labels_to_names, options,
-                         lambda pair: idx_files, overwrite)
+                         lambda pair: idx_files, overwrite, beam_options)
 
 
 def _image_path(item: Tuple[str, int]) -> List[str]:
@@ -574,6 +580,7 @@ def _write_splits(dataset_name: str, splits: Mapping[str, List[Any]],
                   encode: Callable[[Any], bytes], output_dir: str, num_shards: int,
                   workers: int, labels_to_names: Mapping[int, str], options: Mapping[str, Any],
                   files_of: Callable[[Any], Sequence[str]], overwrite: bool,
+                  beam_options: Optional[Sequence[str]],
                   extra: Optional[Mapping[str, Any]] = None) -> Dict[str, WriteSummary]:
     """Writes every non-empty split; a split left empty (no validation images) is one this
     conversion does not produce, so an earlier run's is refused or (overwrite) removed."""
@@ -584,8 +591,8 @@ def _write_splits(dataset_name: str, splits: Mapping[str, List[Any]],
         output_dir, sources, dataset_name=dataset_name, labels_to_names=labels_to_names,
         keys_to_features=keys_to_features(),
         extra={'num_classes': max(labels_to_names) + 1, **(extra or {})}, workers=workers,
-        overwrite=overwrite, absent_splits=[split for split, items in splits.items()
-                                            if not items])
+        overwrite=overwrite, beam_options=beam_options,
+        absent_splits=[split for split, items in splits.items() if not items])
 
 
 # ----------------------------------------------------------------------------------------
@@ -619,6 +626,7 @@ def run_image_folder(args: argparse.Namespace) -> Dict[str, WriteSummary]:
         args.src, args.output_dir, layout=args.layout, validation_ratio=args.validation_ratio,
         seed=args.seed, num_shards=args.num_shards, workers=args.workers,
         on_non_image='skip' if args.skip_non_images else 'error', overwrite=args.overwrite,
+        beam_options=convert_utils.beam_options_from_args(args),
         **convert_utils.source_options_from_args(args)))
 
 
@@ -643,6 +651,7 @@ def run_mnist(args: argparse.Namespace) -> Dict[str, WriteSummary]:
     return _print_summaries(convert_mnist_idx(
         args.src_dir, args.output_dir, validation_ratio=args.validation_ratio, seed=args.seed,
         num_shards=args.num_shards, workers=args.workers, overwrite=args.overwrite,
+        beam_options=convert_utils.beam_options_from_args(args),
         **convert_utils.source_options_from_args(args)))
 
 

@@ -100,6 +100,13 @@ def source_options_from_args(args: argparse.Namespace) -> Dict[str, Any]:
             'check_images': args.check_images, 'max_image_pixels': args.max_image_pixels}
 
 
+def beam_options_from_args(args: argparse.Namespace) -> Optional[List[str]]:
+    """The Beam pipeline options of `--runner` and the flags after `--` (None: local)."""
+    if args.runner is None:
+        return None
+    return [f'--runner={args.runner}', *getattr(args, 'pipeline_args', [])]
+
+
 def utf8_name(name: str, path: str, what: str) -> str:
     """`name` (a file or folder name) if it is valid UTF-8; else ValueError naming `path`.
 
@@ -183,6 +190,11 @@ def add_writer_arguments(parser: argparse.ArgumentParser, default_num_shards: in
                         help='seed of the order of the examples in the shards (and of the '
                              'train/validation split, where there is one); the same seed gives '
                              'the same files (default: %(default)s)')
+    parser.add_argument('--runner', metavar='BEAM_RUNNER',
+                        help='write the shards with an Apache Beam pipeline on this runner '
+                             '(DirectRunner, DataflowRunner, FlinkRunner, SparkRunner, ...) '
+                             'instead of local processes; Beam pipeline options follow a '
+                             "'--' at the end (needs pip install 'slimdata[beam]')")
     parser.add_argument('--overwrite', action='store_true',
                         help='replace splits already in OUT that came from other input or '
                              'options (without it such a re-run is refused; a re-run with the '

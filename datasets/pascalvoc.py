@@ -469,6 +469,7 @@ def _box_detail(box: Tuple[float, ...], where: str) -> str:
 def convert(dataset_root: str, output_dir: str, year: str, split: str,
             num_shards: int = DEFAULT_NUM_SHARDS, workers: int = 1,
             seed: Optional[int] = None, on_bad_box: str = 'clip', overwrite: bool = False,
+            beam_options: Optional[Sequence[str]] = None,
             **source_options: Any) -> WriteSummary:
     """Converts one split of a Pascal VOC tree to sharded TFRecords and dataset_info.json.
 
@@ -488,6 +489,8 @@ def convert(dataset_root: str, output_dir: str, year: str, split: str,
       on_bad_box: 'clip', 'skip' or 'error': what to do with a box outside the image.
       overwrite: replace a split of other input already in `output_dir` (see
         `slimdata.records.writer`); without it, such a re-run is refused.
+      beam_options: write the shards with an Apache Beam pipeline with these pipeline
+        options (e.g. ['--runner=DirectRunner']); None writes them with local processes.
       **source_options: `check_images`, `follow_symlinks`, `max_file_bytes`,
         `max_image_pixels` (see `convert_utils.SourcePolicy`; `dataset_root` is the root).
 
@@ -518,7 +521,7 @@ def convert(dataset_root: str, output_dir: str, year: str, split: str,
                                  desc=f'pascalvoc_{year} {split}')],
         dataset_name=f'pascalvoc_{year}', labels_to_names=LABELS_TO_NAMES,
         keys_to_features=keys_to_features(), extra={'num_classes': NUM_CLASSES},
-        workers=workers, overwrite=overwrite)[split]
+        workers=workers, overwrite=overwrite, beam_options=beam_options)[split]
 
 
 _CLI_DESCRIPTION = """\
@@ -559,6 +562,7 @@ def run_convert(args: argparse.Namespace) -> WriteSummary:
     summary = convert(args.dataset_root, args.output_dir, args.year, args.split,
                       num_shards=args.num_shards, workers=args.workers, seed=args.seed,
                       on_bad_box=args.on_bad_box, overwrite=args.overwrite,
+                      beam_options=convert_utils.beam_options_from_args(args),
                       **convert_utils.source_options_from_args(args))
     print(summary.format())
     return summary

@@ -434,7 +434,7 @@ def convert_voc_seg(root: str, output_dir: str, splits: Union[str, Sequence[str]
                     label_dir: Optional[str] = None, num_classes: Optional[int] = None,
                     ignore_label: Optional[int] = None, on_bad_label: str = 'error',
                     num_shards: int = 4, workers: int = 1, seed: Optional[int] = 0,
-                    overwrite: bool = False,
+                    overwrite: bool = False, beam_options: Optional[Sequence[str]] = None,
                     **source_options: Any) -> Dict[str, WriteSummary]:
     """Converts splits of a VOC2012 segmentation tree to deeplab records.
 
@@ -452,6 +452,8 @@ def convert_voc_seg(root: str, output_dir: str, splits: Union[str, Sequence[str]
       seed: shuffles the examples into the shards; None keeps the list's order.
       overwrite: replace splits of other input already in `output_dir` (see
         `slimdata.records.writer`); without it, such a re-run is refused.
+      beam_options: write the shards with an Apache Beam pipeline with these pipeline
+        options (e.g. ['--runner=DirectRunner']); None writes them with local processes.
       **source_options: `check_images`, `follow_symlinks`, `max_file_bytes`,
         `max_image_pixels` (see `convert_utils.SourcePolicy`; `root` is the root).
 
@@ -468,13 +470,14 @@ def convert_voc_seg(root: str, output_dir: str, splits: Union[str, Sequence[str]
                      for split in _as_list(splits)},
                     output_dir, _or(num_classes, published.num_classes),
                     _or(ignore_label, published.ignore_label), on_bad_label, num_shards,
-                    workers, seed, overwrite, policy,
+                    workers, seed, overwrite, beam_options, policy,
                     extra={'label_dir': os.path.basename(resolved_label_dir)})
 
 
 def convert_cityscapes(root: str, output_dir: str, splits: Union[str, Sequence[str]],
                        on_bad_label: str = 'error', num_shards: int = 10, workers: int = 1,
                        seed: Optional[int] = 0, overwrite: bool = False,
+                       beam_options: Optional[Sequence[str]] = None,
                        **source_options: Any) -> Dict[str, WriteSummary]:
     """Converts splits of a Cityscapes tree (fine annotations, train ids) to records.
 
@@ -487,7 +490,7 @@ def convert_cityscapes(root: str, output_dir: str, splits: Union[str, Sequence[s
       on_bad_label: 'error' or 'ignore' (see `encode_segmentation_example`).
       num_shards, workers: see `slimdata.records.writer.write_dataset` (per split).
       seed: shuffles the examples into the shards; None keeps the sorted order.
-      overwrite, **source_options: as for `convert_voc_seg`.
+      overwrite, beam_options, **source_options: as for `convert_voc_seg`.
 
     Returns:
       record split name (train_fine, ...) -> its WriteSummary.
@@ -505,12 +508,13 @@ def convert_cityscapes(root: str, output_dir: str, splits: Union[str, Sequence[s
     published = PUBLISHED_DATASETS['cityscapes']
     return _convert('cityscapes', by_record_split, output_dir, published.num_classes,
                     published.ignore_label, on_bad_label, num_shards, workers, seed,
-                    overwrite, policy)
+                    overwrite, beam_options, policy)
 
 
 def convert_ade20k(root: str, output_dir: str, splits: Union[str, Sequence[str]],
                    on_bad_label: str = 'error', num_shards: int = 4, workers: int = 1,
                    seed: Optional[int] = 0, overwrite: bool = False,
+                   beam_options: Optional[Sequence[str]] = None,
                    **source_options: Any) -> Dict[str, WriteSummary]:
     """Converts splits of the ADE20K scene-parsing tree (ADEChallengeData2016) to records.
 
@@ -522,7 +526,7 @@ def convert_ade20k(root: str, output_dir: str, splits: Union[str, Sequence[str]]
       on_bad_label: 'error' or 'ignore' (see `encode_segmentation_example`).
       num_shards, workers: see `slimdata.records.writer.write_dataset` (per split).
       seed: shuffles the examples into the shards; None keeps the sorted order.
-      overwrite, **source_options: as for `convert_voc_seg`.
+      overwrite, beam_options, **source_options: as for `convert_voc_seg`.
 
     Returns:
       split -> its WriteSummary.
@@ -531,7 +535,7 @@ def convert_ade20k(root: str, output_dir: str, splits: Union[str, Sequence[str]]
     published = PUBLISHED_DATASETS['ade20k']
     return _convert('ade20k', {split: list_ade20k(root, split) for split in _as_list(splits)},
                     output_dir, published.num_classes, published.ignore_label, on_bad_label,
-                    num_shards, workers, seed, overwrite, policy)
+                    num_shards, workers, seed, overwrite, beam_options, policy)
 
 
 def _as_list(splits: Union[str, Sequence[str]]) -> List[str]:
@@ -541,7 +545,7 @@ def _as_list(splits: Union[str, Sequence[str]]) -> List[str]:
 def _convert(dataset_name: str, splits: Mapping[str, List[SegmentationSource]],
              output_dir: str, num_classes: int, ignore_label: int, on_bad_label: str,
              num_shards: int, workers: int, seed: Optional[int], overwrite: bool,
-             policy: convert_utils.SourcePolicy,
+             beam_options: Optional[Sequence[str]], policy: convert_utils.SourcePolicy,
              extra: Optional[Mapping[str, Any]] = None) -> Dict[str, WriteSummary]:
     """Writes the splits' sources and records them in `dataset_info.json`."""
     if on_bad_label not in ON_BAD_LABEL_CHOICES:
@@ -564,7 +568,7 @@ def _convert(dataset_name: str, splits: Mapping[str, List[SegmentationSource]],
         labels_to_names=_published_labels(dataset_name, num_classes),
         keys_to_features=keys_to_features(),
         extra={'num_classes': num_classes, 'ignore_label': ignore_label, **(extra or {})},
-        workers=workers, overwrite=overwrite)
+        workers=workers, overwrite=overwrite, beam_options=beam_options)
 
 
 def _files_of(source: SegmentationSource) -> List[str]:
@@ -656,6 +660,7 @@ def _common_options(args: argparse.Namespace) -> Dict[str, Any]:
     """The keyword arguments of the converters' options `_add_common_arguments` declared."""
     return {'on_bad_label': args.on_bad_label, 'num_shards': args.num_shards,
             'workers': args.workers, 'seed': args.seed, 'overwrite': args.overwrite,
+            'beam_options': convert_utils.beam_options_from_args(args),
             **convert_utils.source_options_from_args(args)}
 
 

@@ -206,15 +206,20 @@ def test_workers_progress_counts_every_item(tmp_path, capsys):
     assert 'numbers: done, 150 ex' in capsys.readouterr().err
 
 
-def test_more_workers_than_shards_says_so_and_writes_the_same(tmp_path, capsys):
-    summary = write_sharded(range(NUM_ITEMS), encode_number, str(tmp_path / 'one'), 'train', 1,
-                            workers=3)
-    assert 'ask for more shards' in capsys.readouterr().err
-    reference = write_sharded(range(NUM_ITEMS), encode_number, str(tmp_path / 'ref'), 'train',
-                              1)
-    assert file_bytes(tmp_path / 'one') == file_bytes(tmp_path / 'ref')
-    assert (summary.shards, summary.skipped, summary.notes) == \
-        (reference.shards, reference.skipped, reference.notes)
+@pytest.mark.slow
+@pytest.mark.parametrize('num_shards', [1, 3])
+def test_more_workers_than_shards_share_them_in_pieces_and_write_the_same(tmp_path, num_shards):
+    """Workers write pieces of shards, joined in order: the same bytes as one process, and
+    the recorded CRC-32C is that of the joined file."""
+    items = list(range(61))
+    one = write_sharded(items, encode_number, str(tmp_path / 'one'), 'train', num_shards)
+    pool = write_sharded(items, encode_number, str(tmp_path / 'pool'), 'train', num_shards,
+                         workers=2)
+    assert file_bytes(tmp_path / 'pool') == file_bytes(tmp_path / 'one')
+    assert (pool.shards, pool.skipped, pool.notes) == (one.shards, one.skipped, one.notes)
+    for shard in pool.shards:
+        assert shard['crc32c'] == crc32c_of(tmp_path / 'pool' / shard['file'])
+    assert [name for name in os.listdir(tmp_path / 'pool') if '.tmp' in name] == []
 
 
 def test_fewer_items_than_shards_writes_one_shard_per_item(tmp_path):
@@ -571,8 +576,9 @@ def test_one_conversion_at_a_time_per_folder(tmp_path):
 
 def test_stale_temporaries_of_the_split_are_removed(tmp_path):
     stale = f'.{shard_filename("train", 1, 2)}.tmp-99999'
+    stale_piece = f'.{shard_filename("train", 0, 2)}.tmp-99999.piece-00003'
     other_split = f'.{shard_filename("val", 0, 2)}.tmp-99999'
-    for name in (stale, other_split):
+    for name in (stale, stale_piece, other_split):
         (tmp_path / name).write_bytes(b'partial')
     write_sharded(range(4), encode_number, str(tmp_path), 'train', 2)
     assert sorted(os.listdir(tmp_path)) == sorted(shard_names(2) + [other_split, INFO])

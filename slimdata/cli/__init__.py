@@ -28,7 +28,7 @@ import importlib
 import signal
 import sys
 import threading
-from typing import Iterator, Optional, Sequence
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 from slimdata import __version__
 from slimdata.cli.common import CommandLineError
@@ -62,7 +62,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """Runs one command; returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
     _escape_unprintable_output()
-    args = build_parser(selected=argv[0] if argv else None).parse_args(argv)
+    argv, pipeline_args = _split_pipeline_args(argv)
+    parser = build_parser(selected=argv[0] if argv else None)
+    args = parser.parse_args(argv)
+    args.pipeline_args = pipeline_args
+    if pipeline_args and getattr(args, 'runner', None) is None:
+        parser.error(f'options after -- ({" ".join(pipeline_args)}) are Beam pipeline '
+                     'options, for `slimdata convert ... --runner RUNNER -- OPTIONS`')
     try:
         with _terminate_like_interrupt():
             return args.run(args)
@@ -75,6 +81,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except Terminated as stop:
         print(f'slimdata {args.command}: terminated ({stop})', file=sys.stderr)
         return 128 + stop.signal_number
+
+
+def _split_pipeline_args(argv: Sequence[str]) -> Tuple[List[str], List[str]]:
+    """(our arguments, the Beam pipeline options after a `--`)."""
+    if '--' not in argv:
+        return list(argv), []
+    position = list(argv).index('--')
+    return list(argv[:position]), list(argv[position + 1:])
 
 
 def _escape_unprintable_output() -> None:

@@ -182,6 +182,18 @@ def remove(path: str) -> None:
                 os.remove(path)
 
 
+def remove_folder(path: str) -> None:
+    """Removes an empty folder (a URL's folder with what is left in it); a missing one is
+    fine."""
+    with _naming(path, 'remove the folder'):
+        if is_url(path):
+            if _gfile().exists(path):
+                _gfile().rmtree(path)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.rmdir(path)
+
+
 def rename(source: str, target: str) -> None:
     """Renames `source` to `target`, replacing it (atomically, for local paths)."""
     with _naming(source, f'rename to {target}'):

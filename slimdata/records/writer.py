@@ -14,11 +14,10 @@ What it guarantees:
 
 - **Layout.** Shard k of S holds `items[k*N//S:(k+1)*N//S]` (minus skipped items), in
   order, named `shard_filename(split, k, S)`, e.g. `train-00001-of-00004.tfrecord`. With
-  fewer items than shards, S is the number of items. The bytes do not depend on `workers`:
-  a worker writes whole shards, each from its own items in order, so no record crosses
-  between processes (this needs a deterministic encode, such as
-  `slimdata.records.example.serialize_example`), and at most as many workers run as there
-  are shards to write.
+  fewer items than shards, S is the number of items. The bytes do not depend on `workers`
+  (this needs a deterministic encode, such as `slimdata.records.example.serialize_example`):
+  workers write pieces of shards, which are joined in order (`slimdata.records.shards`,
+  `slimdata.records.local_pool`), and no record crosses between processes.
 - **Nothing half-written under a final name.** A shard is written as `.<name>.tmp-<pid>`
   in the same folder, fsync'ed, and renamed when complete (`slimdata.records.fs`). On an
   error, Ctrl-C or SIGTERM the workers stop at their next item and every temporary is
@@ -46,85 +45,33 @@ What it guarantees:
 
 `workers > 1` starts a process pool with the spawn start method (TensorFlow must never be
 forked), so a script that calls this must guard its entry point with
-`if __name__ == '__main__':`, and each worker imports the encode function's module.
+`if __name__ == '__main__':`, and each worker imports the encode function's module. The same
+splits can be written by an Apache Beam pipeline instead (`slimdata.records.beam_pipeline`).
 """
 
 import collections
 import dataclasses
-import multiprocessing
 import os
 import pickle
 import re
-import signal
-import threading
 import time
-from concurrent.futures import Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 from crc32c import crc32c
 
 from slimdata.progress import Progress
-from slimdata.records import dataset_info, fingerprint, fs
-from slimdata.records.tfrecord import WRITE_BUFFER_SIZE, TFRecordWriter
+from slimdata.records import dataset_info, fingerprint, fs, local_pool
+from slimdata.records.shards import (ConversionError, EncodedExample, PieceResult, ShardJob,
+                                     SkipExample)
+
+__all__ = ['ConversionError', 'EncodedExample', 'RerunError', 'SkipExample', 'SplitSource',
+           'WriteSummary', 'shard_filename', 'write_dataset', 'write_sharded']
 
 T = TypeVar('T')
 
 _DETAILS_SHOWN = 3         # details listed per skip/note reason in WriteSummary.format()
-_PROGRESS_SECONDS = 0.1    # how often the progress display shows what the workers have done
 _STATE_SECONDS = 2.0       # how often completed shards are recorded in dataset_info.json
-_ORPHAN_POLL_SECONDS = 0.2  # how often a worker checks that its parent still lives
 _CHECK_CHUNK = 1 << 22     # bytes read at a time when checking a reused shard's CRC
-
-
-class SkipExample(Exception):
-    """Raised by an encode function to skip one source item on purpose (the user chose skip).
-
-    Args:
-      reason: a short category counted in the summary ('missing image', 'inverted box', ...).
-      detail: names the file / object skipped.
-    """
-
-    def __init__(self, reason: str, detail: str = ''):
-        super().__init__(reason, detail)
-        self.reason = reason
-        self.detail = detail
-
-    def __str__(self) -> str:
-        return f'{self.reason}: {self.detail}' if self.detail else self.reason
-
-
-@dataclasses.dataclass(frozen=True)
-class EncodedExample:
-    """What an encode function returns when it has something to report about a kept item.
-
-    Attributes:
-      data: a serialized tf.train.Example.
-      notes: (reason, detail) pairs counted in the summary but NOT skipped, e.g.
-        ('box clipped to image', 'a.xml obj 2').
-    """
-    data: bytes
-    notes: Sequence[Tuple[str, str]] = ()
-
-
-class ConversionError(ValueError):
-    """An encode function failed on one item: names the split, the item index and the item.
-
-    Attributes:
-      split, index, item: where it happened.
-      cause: the original exception's type and message.
-    """
-
-    def __init__(self, split: str, index: int, item: Any, cause: str):
-        super().__init__(f'split {split!r}, item {index} ({_short_repr(item)}): {cause}')
-        self.split = split
-        self.index = index
-        self.item = item
-        self.cause = cause
-
-    def __reduce__(self):
-        # Rebuilt from its own arguments when it crosses the process pool.
-        return type(self), (self.split, self.index, self.item, self.cause)
 
 
 class RerunError(ValueError):
@@ -228,14 +175,16 @@ def write_sharded(items: Sequence[T], encode: Callable[[T], Union[bytes, Encoded
                   output_dir: str, split: str, num_shards: int, workers: int = 1,
                   desc: Optional[str] = None, *, options: Optional[Mapping[str, Any]] = None,
                   files_of: Optional[Callable[[T], Sequence[str]]] = None,
-                  overwrite: bool = False) -> WriteSummary:
+                  overwrite: bool = False,
+                  beam_options: Optional[Sequence[str]] = None) -> WriteSummary:
     """Writes one split (see the module doc); `write_dataset` with one `SplitSource`.
 
     Returns:
       The split's WriteSummary.
     """
     source = SplitSource(split, items, encode, num_shards, options or {}, files_of, desc)
-    return write_dataset(output_dir, [source], workers=workers, overwrite=overwrite)[split]
+    return write_dataset(output_dir, [source], workers=workers, overwrite=overwrite,
+                         beam_options=beam_options)[split]
 
 
 def write_dataset(output_dir: str, splits: Sequence[SplitSource], *,
@@ -243,8 +192,8 @@ def write_dataset(output_dir: str, splits: Sequence[SplitSource], *,
                   labels_to_names: Optional[Mapping[int, str]] = None,
                   keys_to_features: Optional[Mapping[str, Any]] = None,
                   extra: Optional[Mapping[str, Any]] = None, workers: int = 1,
-                  overwrite: bool = False,
-                  absent_splits: Sequence[str] = ()) -> Dict[str, WriteSummary]:
+                  overwrite: bool = False, absent_splits: Sequence[str] = (),
+                  beam_options: Optional[Sequence[str]] = None) -> Dict[str, WriteSummary]:
     """Encodes and writes splits as TFRecord shards, and records them in dataset_info.json.
 
     Every split is checked against what the folder holds before anything is written (see
@@ -266,6 +215,9 @@ def write_dataset(output_dir: str, splits: Sequence[SplitSource], *,
       absent_splits: splits this conversion does not produce (e.g. no validation split with
         a validation ratio of 0). An earlier run's split of that name would stand beside this
         run's as if it belonged to them: it is refused, or with `overwrite` removed.
+      beam_options: write the shards with an Apache Beam pipeline with these pipeline
+        options (e.g. ['--runner=DirectRunner']) instead of local processes
+        (`slimdata.records.beam_pipeline`); `workers` is then unused.
 
     Returns:
       split name -> its WriteSummary.
@@ -289,7 +241,7 @@ def write_dataset(output_dir: str, splits: Sequence[SplitSource], *,
         fields = _dataset_fields(labels_to_names, keys_to_features, extra)
         plans = _plan_all(output_dir, info, splits, dataset_name, fields, overwrite,
                           absent_splits)
-        summaries = {plan.source.split: _write_split(output_dir, plan, workers)
+        summaries = {plan.source.split: _write_split(output_dir, plan, workers, beam_options)
                      for plan in plans}
         for split in absent_splits:
             if split in info.get('splits', {}):  # only reached with overwrite
@@ -305,23 +257,13 @@ def write_dataset(output_dir: str, splits: Sequence[SplitSource], *,
 # ----------------------------------------------------------------------------------------------
 # Planning: what may be reused, what must be written, what is refused
 
-@dataclasses.dataclass(frozen=True)
-class _ShardJob:
-    """One shard to write: where it goes, its (item index, item) pairs in order, and the
-    digest of its items' source files."""
-    path: str
-    temporary: str
-    items: List[Tuple[int, Any]]
-    sources: str = ''
-
-
 @dataclasses.dataclass
 class _SplitPlan:
     source: SplitSource
     fingerprint: Dict[str, Any]
     total_shards: int
     reused: List[Dict[str, Any]]     # recorded shards kept, in shard order
-    jobs: List[_ShardJob]            # shards to write
+    jobs: List[ShardJob]            # shards to write
     stale: int                       # recorded shards rewritten, their sources having changed
     replace: bool                    # write all to temporaries, then take the old ones' place
     stale_files: List[str]           # this split's other shard files, removed after a replace
@@ -470,7 +412,7 @@ def _plan(output_dir: str, info: Mapping[str, Any], names: Sequence[str],
                       stale_files=[])
 
 
-def _jobs(output_dir: str, source: SplitSource, total: int) -> List[_ShardJob]:
+def _jobs(output_dir: str, source: SplitSource, total: int) -> List[ShardJob]:
     items, jobs = source.items, []
     stamps = fingerprint.SourceStamps()
     for index in range(total):
@@ -478,7 +420,7 @@ def _jobs(output_dir: str, source: SplitSource, total: int) -> List[_ShardJob]:
         start, stop = index * len(items) // total, (index + 1) * len(items) // total
         sources = '' if source.files_of is None else stamps.digest(
             file for i in range(start, stop) for file in source.files_of(items[i]))
-        jobs.append(_ShardJob(path=path, temporary=fs.temporary_path(path),
+        jobs.append(ShardJob(path=path, temporary=fs.temporary_path(path),
                               items=[(i, items[i]) for i in range(start, stop)],
                               sources=sources))
     return jobs
@@ -528,17 +470,6 @@ def _some(names: Sequence[str]) -> str:
 # ----------------------------------------------------------------------------------------------
 # Writing one split
 
-@dataclasses.dataclass
-class _ShardResult:
-    """What writing one shard found: records and bytes written, (reason, detail) skips and
-    notes."""
-    num_records: int = 0
-    num_bytes: int = 0
-    crc32c: int = 0
-    skipped: List[Tuple[str, str]] = dataclasses.field(default_factory=list)
-    notes: List[Tuple[str, str]] = dataclasses.field(default_factory=list)
-
-
 class _SplitState:
     """The split's entry in dataset_info.json, kept in step with the shards on disk."""
 
@@ -550,7 +481,7 @@ class _SplitState:
         self.shards = {shard['file']: dict(shard) for shard in shards}
         self._saved_at = 0.0
 
-    def add(self, job: _ShardJob, result: _ShardResult) -> None:
+    def add(self, job: ShardJob, result: PieceResult) -> None:
         name = os.path.basename(job.path)
         self.shards[name] = {'file': name, 'num_records': result.num_records,
                              'num_bytes': result.num_bytes, 'crc32c': result.crc32c,
@@ -570,35 +501,33 @@ class _SplitState:
         self._saved_at = now
 
 
-def _write_split(output_dir: str, plan: _SplitPlan, workers: int) -> WriteSummary:
+def _write_split(output_dir: str, plan: _SplitPlan, workers: int,
+                 beam_options: Optional[Sequence[str]]) -> WriteSummary:
     source = plan.source
     start_time = time.perf_counter()
     _remove_stale_temporaries(output_dir, source.split)
     state = _SplitState(output_dir, source.split, plan.fingerprint, plan.reused)
-    results: Dict[str, _ShardResult] = {}
+    results: Dict[str, PieceResult] = {}
     if plan.jobs:
         if not plan.replace:
             state.save()  # a crash from here on leaves a state a re-run can finish
 
-        def shard_done(job: _ShardJob, result: _ShardResult) -> None:
+        def shard_done(job: ShardJob, result: PieceResult) -> None:
             results[job.path] = result
             if not plan.replace:
                 fs.rename(job.temporary, job.path)
                 state.add(job, result)
                 state.save(force=False)
 
-        num_items = len(source.items)
-        with Progress(num_items, source.desc or source.split) as progress:
-            progress.update(num_items - sum(len(job.items) for job in plan.jobs))
-            try:
-                _run_jobs(plan.jobs, source.encode, source.split, workers, progress, shard_done)
-            except BaseException:
-                if plan.replace:
-                    for job in plan.jobs:
-                        fs.remove(job.temporary)
-                else:
-                    state.save()  # the shards completed so far, for a re-run to reuse
-                raise
+        try:
+            _run_jobs(plan, workers, beam_options, shard_done)
+        except BaseException:
+            if plan.replace:
+                for job in plan.jobs:
+                    fs.remove(job.temporary)
+            else:
+                state.save()  # the shards completed so far, for a re-run to reuse
+            raise
         if plan.replace:
             _take_place(output_dir, plan, state, results)
     state.save(complete=True)
@@ -610,8 +539,24 @@ def _write_split(output_dir: str, plan: _SplitPlan, workers: int) -> WriteSummar
     return summary
 
 
+def _run_jobs(plan: _SplitPlan, workers: int, beam_options: Optional[Sequence[str]],
+              shard_done: Callable[[ShardJob, PieceResult], None]) -> None:
+    """Writes the plan's shards with the local driver, or the Beam one."""
+    source = plan.source
+    if beam_options is not None:
+        from slimdata.records import beam_pipeline  # an optional extra: only when asked for
+        beam_pipeline.run_jobs(plan.jobs, source.encode, source.split, beam_options,
+                               shard_done)
+        return
+    num_items = len(source.items)
+    with Progress(num_items, source.desc or source.split) as progress:
+        progress.update(num_items - sum(len(job.items) for job in plan.jobs))
+        local_pool.run_jobs(plan.jobs, source.encode, source.split, workers, progress,
+                            shard_done)
+
+
 def _take_place(output_dir: str, plan: _SplitPlan, state: _SplitState,
-                results: Mapping[str, _ShardResult]) -> None:
+                results: Mapping[str, PieceResult]) -> None:
     """Replaces the split's old shards by the complete new ones (written as temporaries).
 
     The entry says "complete": false while files are renamed, so a crash in between leaves
@@ -637,17 +582,20 @@ def _remove_split(output_dir: str, split: str, entry: Mapping[str, Any]) -> None
 
 
 def _remove_stale_temporaries(output_dir: str, split: str) -> None:
-    """Removes temporaries of this split's shards that a killed run left (the folder lock
-    says no other conversion is writing them)."""
+    """Removes temporaries of this split's shards, and staging folders of the Beam driver,
+    that a killed run left (the folder lock says no other conversion is writing them)."""
     pattern = re.compile(r'\.' + _shard_name_pattern(split).pattern
-                         + re.escape(fs.TEMPORARY_MARK) + r'\d+')
+                         + re.escape(fs.TEMPORARY_MARK) + r'\d+(\.piece-\d+)?')
     for name in fs.listdir(output_dir):
         if pattern.fullmatch(name):
             fs.remove(os.path.join(output_dir, name))
+        elif name.startswith(f'.slimdata-beam-{split}-'):  # a Beam driver's staging folder
+            from slimdata.records import beam_pipeline
+            beam_pipeline.remove_staging(os.path.join(output_dir, name))
 
 
 def _summarize(output_dir: str, split: str, paths: List[str], state: _SplitState,
-               results: Mapping[str, _ShardResult], seconds: float) -> WriteSummary:
+               results: Mapping[str, PieceResult], seconds: float) -> WriteSummary:
     """The summary of all shards, in shard order; shards without a result were reused."""
     summary = WriteSummary(split=split, shards=[], num_records=0, num_bytes=0,
                            output_dir=output_dir)
@@ -670,198 +618,6 @@ def _summarize(output_dir: str, split: str, paths: List[str], state: _SplitState
     summary.notes = dict(notes)
     summary.seconds = seconds
     return summary
-
-
-# ----------------------------------------------------------------------------------------------
-# Running the shard jobs: in this process, or in a pool of worker processes
-
-ShardDone = Callable[[_ShardJob, _ShardResult], None]
-
-
-def _run_jobs(jobs: List[_ShardJob], encode: Callable, split: str, workers: int,
-              progress: Progress, shard_done: ShardDone) -> None:
-    """Writes every job's temporary file; calls `shard_done` for each, in shard order.
-
-    On any error (or Ctrl-C) the temporaries of shards not yet done are removed.
-    """
-    if 0 < len(jobs) < workers:
-        progress.write(f'{split}: {len(jobs)} shards to write, so {len(jobs)} of the {workers} '
-                       'workers can work (each writes whole shards); ask for more shards to '
-                       'use them all')
-    if min(workers, len(jobs)) > 1:
-        _run_in_pool(jobs, encode, split, workers, progress, shard_done)
-    else:  # no pool to start: its start-up would cost more than it saves
-        for job in jobs:
-            shard_done(job, _write_shard(job, encode, split, progress.update))
-
-
-def _run_in_pool(jobs: List[_ShardJob], encode: Callable, split: str, workers: int,
-                 progress: Progress, shard_done: ShardDone) -> None:
-    """Writes the shards in worker processes, one task per shard.
-
-    Only small results cross between processes, never records. `shard_done` runs here, in
-    shard order, so a failing shard leaves exactly the shards before it (as when writing in
-    this process); on any error or Ctrl-C the workers abandon their shards at the next item
-    and every temporary file not yet done is removed.
-    """
-    context = multiprocessing.get_context('spawn')
-    items_done = context.RawArray('q', len(jobs))  # per job, set by the worker writing it
-    stop = context.RawValue('b', 0)  # 1: workers abandon their shards
-    executor = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context,
-                                   initializer=_init_worker,
-                                   initargs=(items_done, stop, os.getpid()))
-    done = set()
-    try:
-        futures = [executor.submit(_write_shard_in_worker, job, encode, split, position)
-                   for position, job in enumerate(jobs)]
-        shown = 0  # items shown on the progress display so far
-        for position, (job, future) in enumerate(zip(jobs, futures)):
-            while not wait([future], timeout=_PROGRESS_SECONDS).done:
-                shown = _show_progress(progress, items_done, shown)
-            result = _pool_result(future, split, jobs[position:])
-            shard_done(job, result)
-            done.add(job.path)
-        _show_progress(progress, items_done, shown)
-    except BaseException:
-        stop.value = 1
-        progress.write(f'{split}: stopping the workers and removing temporary files')
-        executor.shutdown(wait=True, cancel_futures=True)
-        for job in jobs:
-            if job.path not in done:
-                fs.remove(job.temporary)
-        raise
-    executor.shutdown(wait=True)
-
-
-def _show_progress(progress: Progress, items_done: Sequence[int], shown: int) -> int:
-    done = sum(items_done)
-    progress.update(done - shown)
-    return done
-
-
-def _pool_result(future: Future, split: str, unfinished: List[_ShardJob]) -> _ShardResult:
-    """The future's shard result; a worker's death becomes a RuntimeError naming the shards."""
-    try:
-        return future.result()
-    except BrokenProcessPool as error:
-        # A worker was killed (out of memory?) or crashed in native code while writing one
-        # of the unfinished shards.
-        first, last = unfinished[0], unfinished[-1]
-        raise RuntimeError(
-            f'split {split!r}: a worker process died while writing '
-            f'{os.path.basename(first.path)} to {os.path.basename(last.path)} (items '
-            f'{first.items[0][0]} to {last.items[-1][0]}); run with workers=1 to find the '
-            'failing item') from error
-
-
-class _Stopped(Exception):
-    """A worker abandons its shard: the parent stopped the run (an error elsewhere, Ctrl-C)."""
-
-
-# In a pool worker: (items_done, stop) shared with the parent, and the temporary file being
-# written (removed if the parent dies).
-_worker_shared = None
-_worker_temporary: List[str] = []
-
-
-def _init_worker(items_done: Sequence[int], stop: Any, parent_pid: int) -> None:
-    global _worker_shared
-    _worker_shared = (items_done, stop)
-    # Ctrl-C and SIGTERM reach the whole process group; only the parent acts on them (it
-    # stops the workers and removes the temporary files).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    threading.Thread(target=_exit_when_orphaned, args=(parent_pid,), daemon=True,
-                     name='slimdata-orphan-watch').start()
-
-
-def _exit_when_orphaned(parent_pid: int) -> None:
-    """Ends this worker, removing its temporary file, once its parent is gone (however it
-    died, SIGKILL included: the worker is then re-parented)."""
-    while os.getppid() == parent_pid:
-        time.sleep(_ORPHAN_POLL_SECONDS)
-    for path in list(_worker_temporary):
-        try:
-            fs.remove(path)
-        except OSError:
-            pass  # exiting anyway; a later run removes stale temporaries
-    os._exit(1)
-
-
-def _write_shard_in_worker(job: _ShardJob, encode: Callable, split: str,
-                           position: int) -> _ShardResult:
-    """Runs in a pool worker: writes one shard, counting items where the parent sees them."""
-    items_done, stop = _worker_shared
-
-    def item_done() -> None:
-        items_done[position] += 1
-        if stop.value:
-            raise _Stopped(job.path)
-
-    if stop.value:
-        raise _Stopped(job.path)
-    _worker_temporary[:] = [job.temporary]
-    try:
-        return _write_shard(job, encode, split, item_done)
-    finally:
-        _worker_temporary.clear()
-
-
-def _write_shard(job: _ShardJob, encode: Callable, split: str,
-                 item_done: Callable[[], Any]) -> _ShardResult:
-    """Encodes the job's items into its temporary file, synced; removes it on any error.
-
-    `item_done` is called after each item (it may raise to abandon the shard). An I/O error
-    is a FileError naming the shard.
-    """
-    result = _ShardResult()
-    try:
-        with fs.open_write(job.temporary, WRITE_BUFFER_SIZE) as file:
-            with TFRecordWriter(file) as writer:
-                for index, item in job.items:
-                    outcome = _encode_one(encode, split, index, item)
-                    if isinstance(outcome, SkipExample):
-                        result.skipped.append((outcome.reason, outcome.detail))
-                    else:
-                        writer.write(outcome.data)
-                        result.num_records += 1
-                        result.notes.extend(outcome.notes)
-                    item_done()
-            file.sync()
-        result.num_bytes, result.crc32c = writer.bytes_written, writer.crc32c
-    except fs.FileError as error:
-        fs.remove(job.temporary)
-        raise fs.FileError(job.path, error.action, error.reason, error.errno) from error
-    except BaseException:
-        fs.remove(job.temporary)
-        raise
-    return result
-
-
-def _encode_one(encode: Callable, split: str, index: int,
-                item: Any) -> Union[EncodedExample, SkipExample]:
-    """Runs `encode(item)`; a SkipExample is returned, any other exception wrapped."""
-    try:
-        return _as_encoded(encode(item))
-    except SkipExample as skip:
-        return skip
-    except Exception as error:
-        raise ConversionError(split, index, item, f'{type(error).__name__}: {error}') from error
-
-
-def _as_encoded(result: Any) -> EncodedExample:
-    if isinstance(result, bytes):
-        return EncodedExample(result)
-    if isinstance(result, EncodedExample) and isinstance(result.data, bytes):
-        return result
-    raise TypeError(f'encode returned {type(result).__name__}; expected bytes (a serialized '
-                    'tf.train.Example, e.g. from slimdata.records.example.serialize_example) '
-                    'or an EncodedExample')
-
-
-def _short_repr(item: Any, limit: int = 300) -> str:
-    text = repr(item)
-    return text if len(text) <= limit else text[:limit - 3] + '...'
 
 
 def _human_bytes(num_bytes: int) -> str:

@@ -15,9 +15,9 @@ _GATE = os.environ.get('SLIMDATA_TEST_GATE')
 if _GATE:
     import time
 
-    from slimdata.records import writer
+    from slimdata.records import shards
 
-    _encode_one = writer._encode_one
+    _encode_one = shards.encode_one
 
     def _gated_encode_one(encode, split, index, item):
         open(os.path.join(_GATE, f'started-{os.getpid()}-{index}'), 'w').close()
@@ -26,4 +26,4 @@ if _GATE:
             time.sleep(0.01)
         return _encode_one(encode, split, index, item)
 
-    writer._encode_one = _gated_encode_one
+    shards.encode_one = _gated_encode_one
