@@ -529,6 +529,10 @@ def _num_boxes(tensor):
 class UnknownKeyError(ValueError, KeyError):
     """An item, or a feature key a handler reads, that the decoder does not know."""
 
+    # TensorFlow re-raises an error from traced code (tf.data's map, tf.function) as its own
+    # type only for built-in types and for types whose __init__ is Exception's; any other
+    # type would reach the caller as autograph's StagingError, neither ValueError nor KeyError.
+    __init__ = Exception.__init__
     # KeyError's str() is the repr of its argument; the message reads better as it is.
     __str__ = BaseException.__str__
 

@@ -135,6 +135,17 @@ def test_unknown_item_error_is_also_the_key_error_that_tf_slim_raised(graph):
     assert str(unknown_key.value).startswith("Item 'label' reads feature key 'x', which is not")
 
 
+def test_unknown_item_error_keeps_its_types_when_raised_while_tracing():
+    decoder = tfexample_decoder.TFExampleDecoder({'label': tf.io.FixedLenFeature([], tf.int64)},
+                                                 {'label': tfexample_decoder.Tensor('label')})
+    serialized = _example(label=_int64([1])).SerializeToString()
+    for trace in (lambda decode: tf.data.Dataset.from_tensors(serialized).map(decode),
+                  lambda decode: tf.function(decode)(tf.constant(serialized))):
+        with pytest.raises(KeyError, match=r"Unknown item 'lable'") as raised:
+            trace(lambda record: decoder.decode(record, ['lable']))
+        assert isinstance(raised.value, ValueError)
+
+
 @_both(tfexample_decoder, _tf_slim_decoder_module, '16-bit PNG decoded at 8 bits')
 def test_16_bit_png_keeps_its_16_bits(impl, graph):
     module = impl()

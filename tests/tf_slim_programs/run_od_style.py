@@ -174,8 +174,9 @@ def main(mode, folder):
     np.testing.assert_array_equal(image.numpy(), array[..., np.newaxis])
     print('ok: 16-bit PNG through a subclass of Image defined before the patch')
 
-    try:
-        decoder.decode(tf.constant(gray16_example.SerializeToString()), ['imgae'])
+    try:  # raised while tf.function traces, as in a tf.data pipeline
+        tf.function(lambda serialized: decoder.decode(serialized, ['imgae']))(
+            tf.constant(gray16_example.SerializeToString()))
         raise AssertionError('an unknown item must raise')
     except KeyError as error:  # what tf_slim raised, still
         assert isinstance(error, ValueError) and "'imgae'" in str(error) \
