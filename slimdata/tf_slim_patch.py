@@ -54,7 +54,7 @@ import inspect
 import logging
 import sys
 import types
-from typing import Callable, List, Tuple
+from typing import Callable, List, Optional, Tuple
 
 from slimdata import tfexample_decoder
 from slimdata._tf import tf
@@ -90,16 +90,21 @@ def patch_tf_slim() -> Tuple[str, ...]:
     Raises:
       ImportError: if tf_slim is not installed.
     """
-    module = sys.modules.get(TF_SLIM_DECODER)
+    module = import_tf_slim_decoder()
     if module is None:
-        try:
-            module = importlib.import_module(TF_SLIM_DECODER)
-        except ModuleNotFoundError as error:
-            if error.name is None or not TF_SLIM_DECODER.startswith(error.name):
-                raise
-            raise ImportError('patch_tf_slim: tf_slim is not installed, so there is nothing '
-                              'to patch (`pip install tf-slim` installs it)') from error
+        raise ImportError('patch_tf_slim: tf_slim is not installed, so there is nothing to '
+                          'patch (`pip install tf-slim` installs it)')
     return patch_module(module)
+
+
+def import_tf_slim_decoder() -> Optional[types.ModuleType]:
+    """tf_slim's decoder module, imported as a program would import it; None without tf_slim."""
+    try:
+        return importlib.import_module(TF_SLIM_DECODER)
+    except ModuleNotFoundError as error:
+        if error.name is None or not (TF_SLIM_DECODER + '.').startswith(error.name + '.'):
+            raise  # something tf_slim needs is missing: say what
+        return None
 
 
 def patch_module(decoder_module: types.ModuleType) -> Tuple[str, ...]:

@@ -110,11 +110,7 @@ def status() -> int:
 def _tf_slim_is_patched():
     """Imports tf_slim's decoder as a program would; whether it is patched, None if absent."""
     from slimdata import tf_slim_patch
-    try:
-        __import__(tf_slim_patch.TF_SLIM_DECODER)
-    except ModuleNotFoundError as error:
-        if error.name is None or not tf_slim_patch.TF_SLIM_DECODER.startswith(error.name):
-            raise
+    if tf_slim_patch.import_tf_slim_decoder() is None:
         return None
     return tf_slim_patch.is_patched()
 
