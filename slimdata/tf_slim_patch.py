@@ -169,6 +169,8 @@ def _checks_items(known_keys, described_as):
     """A decode that checks the items asked for, and the keys they read, before decoding."""
     def fix(decode):
         def checked_decode(self, serialized_example, items=None):
+            if items is not None:
+                items = list(items)  # read twice here: an iterator would be spent by the check
             handlers = tfexample_decoder._handlers_for(items, self._items_to_handlers)
             tfexample_decoder._features_used(handlers, known_keys(self), described_as)
             return decode(self, serialized_example, items)

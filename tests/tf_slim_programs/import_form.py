@@ -68,8 +68,9 @@ def main(form, when):
         patch()
         # Patched in place: the names still hold the very classes that code already has.
         assert all(getattr(decoder_module, name) is cls for name, cls in classes.items())
+    # The items as an iterator: tf_slim reads them once, and any iterable works.
     dataset = tf.data.Dataset.from_tensors(example.SerializeToString()).map(
-        lambda serialized: tuple(decoder.decode(serialized, ['image', 'labels'])))
+        lambda serialized: tuple(decoder.decode(serialized, iter(['image', 'labels']))))
     [(decoded_image, labels)] = list(dataset)
     np.testing.assert_array_equal(decoded_image.numpy(), image)
     np.testing.assert_array_equal(labels.numpy(), [[3, 1, 4], [1, 5, 9]])
