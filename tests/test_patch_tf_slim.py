@@ -221,8 +221,10 @@ def test_usage_errors_exit_with_2():
 # --- tf_slim's own data tests ------------------------------------------------------------
 
 
-def _run_tf_slim_suite(python, folder):
+def _run_tf_slim_suite(python, folder, conftest=None):
     """tf_slim's 4 data test files, as shipped (numpy 2's `.tobytes()` for `.tostring()`)."""
+    if conftest:
+        (folder / 'conftest.py').write_text(conftest)
     for test_file in SUITE:
         source = (TF_SLIM_DATA_DIR / test_file).read_text()
         (folder / test_file).write_text(source.replace('.tostring()', '.tobytes()'))
@@ -237,6 +239,14 @@ def _run_tf_slim_suite(python, folder):
 @pytest.mark.slow
 def test_tf_slim_own_data_tests_pass_under_the_hook(hooked_python, tmp_path):
     counts, result = _run_tf_slim_suite(hooked_python, tmp_path)
+    assert counts == {'passed': sum(SUITE.values())}, result.stdout[-6000:]
+
+
+@pytest.mark.slow
+def test_tf_slim_own_data_tests_pass_with_patch_tf_slim_called_in_a_conftest(tmp_path):
+    # pytest imports conftest.py first: the patch comes before the test files import tf_slim.
+    counts, result = _run_tf_slim_suite(sys.executable, tmp_path,
+                                        conftest='import slimdata\nslimdata.patch_tf_slim()\n')
     assert counts == {'passed': sum(SUITE.values())}, result.stdout[-6000:]
 
 
