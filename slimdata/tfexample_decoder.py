@@ -19,8 +19,9 @@ assembles bounding boxes, reshapes, looks up a vocabulary, ...)::
 
 Same classes, signatures and defaults as `tf_slim.data.tfexample_decoder`, on the public
 TensorFlow API. Differences, all fixes of tf_slim bugs:
-  * an unknown item, or a handler key missing from `keys_to_features`, raises ValueError
-    naming it and the known ones (tf_slim: a bare KeyError);
+  * an unknown item, or a handler key missing from `keys_to_features`, raises
+    UnknownKeyError naming it and the known ones: a ValueError, and a KeyError too, as
+    tf_slim raised (a bare one), so code that catches either keeps working;
   * `Image(dtype=tf.uint16)` decodes 16-bit PNGs at 16 bits (tf_slim truncated them to 8);
   * `BoundingBoxSequence` / `KeypointsSequence` accept their documented `prefix=None`;
   * `list_items` returns a list in every class;
@@ -344,38 +345,46 @@ class Image(ItemHandler):
         return self._decode(image_buffer, image_format)
 
     def _decode(self, image_buffer, image_format):
-        """Decodes one image buffer to a [height, width, channels] tensor of `dtype`."""
+        """Decodes one image buffer to a [height, width, channels] tensor of `dtype`.
+
+        It reads only attributes that tf_slim's Image has too (`_dtype`, `_channels`,
+        `_shape`, `_dct_method`), so `slimdata.tf_slim_patch` installs it as that class'
+        `_decode`.
+        """
+        dtype = tf.as_dtype(self._dtype)
         is_raw = tf.equal(tf.strings.lower(image_format), 'raw')
         image = tf.cond(is_raw,
-                        lambda: tf.io.decode_raw(image_buffer, out_type=self._dtype),
-                        lambda: self._decode_encoded(image_buffer))
+                        lambda: tf.io.decode_raw(image_buffer, out_type=dtype),
+                        lambda: _decode_encoded(image_buffer, self._channels, dtype,
+                                                self._dct_method))
         image.set_shape([None, None, self._channels])
         if self._shape is not None:
             image = tf.reshape(image, self._shape)
         return image
 
-    def _decode_encoded(self, image_buffer):
-        if self._dtype == tf.uint16:
-            return tf.cond(_is_16_bit_png(image_buffer),
-                           lambda: tf.io.decode_png(image_buffer, channels=self._channels,
-                                                    dtype=tf.uint16),
-                           lambda: self._decode_8_bit(image_buffer))
-        return self._decode_8_bit(image_buffer)
 
-    def _decode_8_bit(self, image_buffer):
-        """Decodes at 8 bits and casts to `dtype`, as tf_slim did."""
-        if self._dct_method:
-            # decode_image has no dct_method, so JPEGs take decode_jpeg to honour the hint.
-            image = tf.cond(
-                tf.io.is_jpeg(image_buffer),
-                lambda: tf.io.decode_jpeg(image_buffer, channels=self._channels,
-                                          dct_method=self._dct_method),
-                lambda: tf.io.decode_image(image_buffer, channels=self._channels,
-                                           expand_animations=False))
-        else:
-            image = tf.io.decode_image(image_buffer, channels=self._channels,
-                                       expand_animations=False)
-        return tf.cast(image, self._dtype)
+def _decode_encoded(image_buffer, channels, dtype, dct_method):
+    """Decodes a PNG, JPEG, GIF or BMP; 16-bit PNGs at 16 bits when `dtype` is uint16."""
+    if dtype == tf.uint16:
+        return tf.cond(_is_16_bit_png(image_buffer),
+                       lambda: tf.io.decode_png(image_buffer, channels=channels,
+                                                dtype=tf.uint16),
+                       lambda: _decode_8_bit(image_buffer, channels, dtype, dct_method))
+    return _decode_8_bit(image_buffer, channels, dtype, dct_method)
+
+
+def _decode_8_bit(image_buffer, channels, dtype, dct_method):
+    """Decodes at 8 bits and casts to `dtype`, as tf_slim did."""
+    if dct_method:
+        # decode_image has no dct_method, so JPEGs take decode_jpeg to honour the hint.
+        image = tf.cond(
+            tf.io.is_jpeg(image_buffer),
+            lambda: tf.io.decode_jpeg(image_buffer, channels=channels, dct_method=dct_method),
+            lambda: tf.io.decode_image(image_buffer, channels=channels,
+                                       expand_animations=False))
+    else:
+        image = tf.io.decode_image(image_buffer, channels=channels, expand_animations=False)
+    return tf.cast(image, dtype)
 
 
 def _is_16_bit_png(image_buffer):
@@ -517,6 +526,17 @@ def _num_boxes(tensor):
     return tf.reduce_max(tf.pad(box_ids + 1, [[0, 0], [0, 1]]), axis=1)
 
 
+class UnknownKeyError(ValueError, KeyError):
+    """An item, or a feature key a handler reads, that the decoder does not know."""
+
+    # TensorFlow re-raises an error from traced code (tf.data's map, tf.function) as its own
+    # type only for built-in types and for types whose __init__ is Exception's; any other
+    # type would reach the caller as autograph's StagingError, neither ValueError nor KeyError.
+    __init__ = Exception.__init__
+    # KeyError's str() is the repr of its argument; the message reads better as it is.
+    __str__ = BaseException.__str__
+
+
 def _handlers_for(items, items_to_handlers):
     """The handlers of `items` (all items when None/empty), refusing unknown names."""
     if not items:
@@ -524,8 +544,8 @@ def _handlers_for(items, items_to_handlers):
     handlers = []
     for item in items:
         if item not in items_to_handlers:
-            raise ValueError('Unknown item %r: the decoder provides %s'
-                             % (item, sorted(items_to_handlers)))
+            raise UnknownKeyError('Unknown item %r: the decoder provides %s'
+                                  % (item, sorted(items_to_handlers)))
         handlers.append((item, items_to_handlers[item]))
     return handlers
 
@@ -536,8 +556,9 @@ def _features_used(handlers, known_keys, described_as):
     for item, handler in handlers:
         for key in handler.keys:
             if key not in known_keys:
-                raise ValueError('Item %r reads feature key %r, which is not in %s; known '
-                                 'keys: %s' % (item, key, described_as, sorted(known_keys)))
+                raise UnknownKeyError('Item %r reads feature key %r, which is not in %s; '
+                                      'known keys: %s'
+                                      % (item, key, described_as, sorted(known_keys)))
             if key not in used:
                 used.append(key)
     return used
@@ -585,8 +606,8 @@ class TFExampleDecoder(data_decoder.DataDecoder):
           The decoded items, a list of tensors.
 
         Raises:
-          ValueError: if an item is unknown, or a handler reads a key that is not in
-            `keys_to_features`.
+          UnknownKeyError (a ValueError and a KeyError): if an item is unknown, or a
+            handler reads a key that is not in `keys_to_features`.
         """
         handlers = _handlers_for(items, self._items_to_handlers)
         used = _features_used(handlers, self._keys_to_features, 'keys_to_features')
@@ -642,7 +663,8 @@ class TFSequenceExampleDecoder(data_decoder.DataDecoder):
           The decoded items, a list of tensors.
 
         Raises:
-          ValueError: if an item is unknown, or a handler reads an undeclared key.
+          UnknownKeyError (a ValueError and a KeyError): if an item is unknown, or a
+            handler reads an undeclared key.
         """
         handlers = _handlers_for(items, self._items_to_handlers)
         _features_used(handlers,

@@ -7,6 +7,8 @@
     slimdata convert KIND SRC OUT     raw data -> sharded TFRecords + dataset_info.json
                                       (KIND: image-folder, mnist-idx, voc, voc-seg,
                                       cityscapes, ade20k; `slimdata convert KIND --help`)
+    slimdata patch-tf-slim install|uninstall|status
+                                      a start-up hook that patches unedited tf_slim code
 
 PATH is a file, a folder (see `slimdata.records.tfrecord.expand_paths` for which of its files
 are taken) or a glob.
@@ -33,8 +35,9 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 from slimdata import __version__
 from slimdata.cli.common import CommandLineError
 
-#: The commands, in the order `slimdata --help` lists them; each is `slimdata.cli.<name>`.
-COMMANDS = ('count', 'verify', 'inspect', 'index', 'convert')
+#: The commands, in the order `slimdata --help` lists them; each is `slimdata.cli.<name>`
+#: (`patch_tf_slim` is the command `patch-tf-slim`).
+COMMANDS = ('count', 'verify', 'inspect', 'index', 'convert', 'patch_tf_slim')
 
 
 def build_parser(selected: Optional[str] = None) -> argparse.ArgumentParser:
