@@ -290,14 +290,14 @@ def encode_image(image_id: str, voc_folder: str, list_file: str,
             objects.append(parsed)
     features = record_features(
         jpeg, width, height, channels, labels=[o.label for o in objects],
-        boxes=np.array([o.box for o in objects], np.float64).reshape(-1, 4),
-        difficult=[o.difficult for o in objects], truncated=[o.truncated for o in objects])
+        boxes=[o.box for o in objects], difficult=[o.difficult for o in objects],
+        truncated=[o.truncated for o in objects])
     return EncodedExample(data=serialize_example(features), notes=tuple(notes))
 
 
 def record_features(jpeg: bytes, width: int, height: int, channels: int,
-                    labels: Sequence[int], boxes: np.ndarray, difficult: Sequence[int],
-                    truncated: Sequence[int]) -> Dict[str, Any]:
+                    labels: Sequence[int], boxes: Sequence[Sequence[float]],
+                    difficult: Sequence[int], truncated: Sequence[int]) -> Dict[str, Any]:
     """The features of one record in SSD-Tensorflow's layout (see `keys_to_features`), for
     `slimdata.records.example.serialize_example`.
 
@@ -305,11 +305,12 @@ def record_features(jpeg: bytes, width: int, height: int, channels: int,
       jpeg: the encoded image.
       width, height, channels: its size.
       labels: the objects' label ids (indices of CLASS_NAMES).
-      boxes: [n, 4] normalised (ymin, xmin, ymax, xmax), one row per object.
+      boxes: normalised (ymin, xmin, ymax, xmax), one per object (or an [n, 4] array).
       difficult, truncated: the objects' 0/1 flags.
     """
-    # The per-object lists are numpy arrays so that an image without objects still stores
-    # typed empty lists (an empty Python list has no type).
+    # Plain lists of ints, floats and bytes take serialize_example's fast path; an image
+    # without objects stores typed empty lists (an empty Python list has no type).
+    columns = list(zip(*boxes)) if len(boxes) else [_NO_FLOATS] * len(_BOX_FIELDS)
     features = {
         'image/encoded': jpeg,
         'image/format': b'JPEG',
@@ -317,15 +318,20 @@ def record_features(jpeg: bytes, width: int, height: int, channels: int,
         'image/width': width,
         'image/channels': channels,
         'image/shape': [height, width, channels],
-        _BBOX_PREFIX + 'label': np.array(labels, np.int64),
-        _BBOX_PREFIX + 'label_text': np.array([CLASS_NAMES[label] for label in labels],
-                                              np.str_),
-        _BBOX_PREFIX + 'difficult': np.array(difficult, np.int64),
-        _BBOX_PREFIX + 'truncated': np.array(truncated, np.int64),
+        _BBOX_PREFIX + 'label': [int(label) for label in labels] or _NO_INTS,
+        _BBOX_PREFIX + 'label_text': [_CLASS_NAME_BYTES[label] for label in labels] or
+                                     _NO_BYTES,
+        _BBOX_PREFIX + 'difficult': [int(flag) for flag in difficult] or _NO_INTS,
+        _BBOX_PREFIX + 'truncated': [int(flag) for flag in truncated] or _NO_INTS,
     }
-    for position, field in enumerate(_BOX_FIELDS):
-        features[_BBOX_PREFIX + field] = np.asarray(boxes, np.float64)[:, position]
+    for field, column in zip(_BOX_FIELDS, columns):
+        features[_BBOX_PREFIX + field] = [float(value) for value in column] or _NO_FLOATS
     return features
+
+
+_CLASS_NAME_BYTES = tuple(name.encode() for name in CLASS_NAMES)
+_NO_INTS, _NO_FLOATS, _NO_BYTES = (np.zeros(0, np.int64), np.zeros(0, np.float64),
+                                   np.zeros(0, np.bytes_))
 
 
 def source_paths(voc_folder: str, image_id: str) -> Tuple[str, str]:

@@ -92,9 +92,11 @@ def _list_values(values: List[Any]) -> Tuple[List[Any], Optional[str]]:
 
     The type is None for an empty list, which has none.
     """
-    exact_type = type(values[0]) if values else None
-    if exact_type in _EXACT_TYPE_KINDS and all(type(value) is exact_type for value in values):
-        return values, _EXACT_TYPE_KINDS[exact_type]
+    types = set(map(type, values))  # one pass in C, where a generator costs a call per value
+    if len(types) == 1:
+        exact_kind = _EXACT_TYPE_KINDS.get(next(iter(types)))
+        if exact_kind is not None:
+            return values, exact_kind
     kinds = {_scalar_kind(value) for value in values}
     if not kinds:
         return [], None
@@ -143,9 +145,11 @@ def _values_and_kind(value: Any) -> Tuple[List[Any], Optional[str]]:
 
 def _check_float32_range(values: List[float]) -> None:
     """Refuses finite values that float32 would turn into inf (silent data loss)."""
-    for value in values:
-        if abs(value) >= _FLOAT32_OVERFLOW and not math.isinf(value):
-            raise ValueError(f'{value!r} does not fit a float32 (it would be stored as inf)')
+    if values and max(map(abs, values)) >= _FLOAT32_OVERFLOW:  # rare: find which
+        for value in values:
+            if abs(value) >= _FLOAT32_OVERFLOW and not math.isinf(value):
+                raise ValueError(f'{value!r} does not fit a float32 (it would be stored as '
+                                 'inf)')
 
 
 def _check_int64_range(values: List[int]) -> None:
@@ -259,6 +263,12 @@ def _proto_feature_type() -> Optional[type]:
     return None if tensorflow is None else tensorflow.train.Feature
 
 
+def _check_keys(features: Mapping[str, Any]) -> None:
+    for key in features:
+        if not isinstance(key, str):
+            raise ValueError(f'feature keys must be str, got {_describe(key)}')
+
+
 def _checked_features(features: Mapping[str, Any], make_feature: Any,
                       take_feature: Any) -> List[Tuple[str, Any]]:
     """(key, feature) pairs in sorted key order, each value checked by `_normalize`.
@@ -271,9 +281,7 @@ def _checked_features(features: Mapping[str, Any], make_feature: Any,
     Raises:
       ValueError: naming the key, for a non-str key or a value that cannot be stored.
     """
-    for key in features:
-        if not isinstance(key, str):
-            raise ValueError(f'feature keys must be str, got {_describe(key)}')
+    _check_keys(features)
     proto_feature_type = _proto_feature_type()
     built = []
     for key in sorted(features):
@@ -320,20 +328,46 @@ def serialize_example(features: Mapping[str, Any]) -> bytes:
     Raises:
       ValueError: naming the key, for a value that cannot be mapped to one list type.
     """
+    # The same checks as `_checked_features`, in one loop: converters call this per record,
+    # and a function call per feature and check was half of its cost.
+    _check_keys(features)
     example = example_schema.Example()
     example.features.SetInParent()  # as TensorFlow writes an Example without features
     feature_map = example.features.feature
-    for key, (kind, values) in _checked_features(
-            features, lambda kind, values: (kind, values),
-            lambda feature: (None, feature.SerializeToString())):
-        feature = feature_map[key]
-        if kind is None:  # a tf.train.Feature, passed through as its serialization
-            feature.MergeFromString(values)
-        else:
-            typed_list = getattr(feature, _LIST_FIELDS[kind])
-            typed_list.SetInParent()  # an empty list keeps its type
-            typed_list.value.extend(values)
+    proto_feature_type = _proto_feature_type()
+    for key in sorted(features):
+        value = features[key]
+        kind, values = _exact_kind_and_values(value)
+        if kind is None:
+            if proto_feature_type is not None and isinstance(value, proto_feature_type):
+                feature_map[key].MergeFromString(value.SerializeToString())
+                continue
+            try:
+                kind, values = _normalize(value)
+            except ValueError as error:
+                raise ValueError(f'feature {key!r}: {error}') from error
+        typed_list = getattr(feature_map[key], _LIST_FIELDS[kind])
+        typed_list.SetInParent()  # an empty list keeps its type
+        typed_list.value.extend(values)
     return example.SerializeToString(deterministic=True)
+
+
+def _exact_kind_and_values(value: Any) -> Tuple[Optional[str], Any]:
+    """(list type, values) of a value that is, or is a list or tuple of, one exact type of
+    bytes, int or float (what converters mostly pass) and fits it; (None, None) for anything
+    else, which `_normalize` then checks and converts."""
+    kind, values = _EXACT_TYPE_KINDS.get(type(value)), (value,)
+    if kind is None and type(value) in (list, tuple) and value:
+        types = set(map(type, value))  # one pass in C
+        kind = _EXACT_TYPE_KINDS.get(types.pop()) if len(types) == 1 else None
+        values = value
+    if kind is _INT64:
+        if min(values) < _INT64_MIN or max(values) > _INT64_MAX:
+            return None, None  # `_normalize` names the offending value
+    elif kind is _FLOAT:
+        if max(map(abs, values)) >= _FLOAT32_OVERFLOW:
+            return None, None
+    return kind, values
 
 
 _LIST_FIELDS = {_BYTES: 'bytes_list', _FLOAT: 'float_list', _INT64: 'int64_list'}
