@@ -49,6 +49,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from slimdata.dataset import Dataset
+from slimdata.cli import common as arguments
 from slimdata.datasets import convert_utils
 from slimdata.records import dataset_info, fs, images
 from slimdata.records.example import serialize_example
@@ -606,12 +607,10 @@ def add_image_folder_arguments(parser: argparse.ArgumentParser) -> None:
         '(train and validation splits). Layouts: class_folders = SRC/<class>/<image> (classes '
         'sorted by name get ids 0..n-1); labelled_filenames = SRC/<name>_<label>.<ext> (an '
         'integer label is the id; otherwise labels are class names, sorted into ids).')
-    parser.add_argument('src', help='the folder of images')
-    parser.add_argument('output_dir', help='folder for the shards, dataset_info.json, '
-                                           'labels.txt')
+    convert_utils.add_source_and_output(parser, 'the folder of images')
     parser.add_argument('--layout', choices=LAYOUTS, default='class_folders',
                         help='how labels are given (default: %(default)s)')
-    parser.add_argument('--validation-ratio', type=convert_utils.ratio, default=0.1,
+    parser.add_argument('--validation-ratio', type=arguments.ratio, default=0.1,
                         help='share of images held out as the validation split '
                              '(default: %(default)s)')
     parser.add_argument('--skip-non-images', action='store_true',
@@ -637,10 +636,8 @@ def add_mnist_arguments(parser: argparse.ArgumentParser) -> None:
         'digits stored as PNG). Expects SRC_DIR with train-images-idx3-ubyte, '
         'train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, each '
         'optionally gzipped (.gz).')
-    parser.add_argument('src_dir', help='the folder of the idx files')
-    parser.add_argument('output_dir', help='folder for the shards, dataset_info.json, '
-                                           'labels.txt')
-    parser.add_argument('--validation-ratio', type=convert_utils.ratio, default=0.0,
+    convert_utils.add_source_and_output(parser, 'the folder of the idx files')
+    parser.add_argument('--validation-ratio', type=arguments.ratio, default=0.0,
                         help='share of the training images held out as a validation split '
                              '(default: %(default)s, MNIST\'s own train/test)')
     convert_utils.add_writer_arguments(parser, default_num_shards=1)
@@ -649,7 +646,7 @@ def add_mnist_arguments(parser: argparse.ArgumentParser) -> None:
 def run_mnist(args: argparse.Namespace) -> Dict[str, WriteSummary]:
     """Runs `convert_mnist_idx` with the parsed options, printing the summaries."""
     return _print_summaries(convert_mnist_idx(
-        args.src_dir, args.output_dir, validation_ratio=args.validation_ratio, seed=args.seed,
+        args.src, args.output_dir, validation_ratio=args.validation_ratio, seed=args.seed,
         num_shards=args.num_shards, workers=args.workers, overwrite=args.overwrite,
         beam_options=convert_utils.beam_options_from_args(args),
         **convert_utils.source_options_from_args(args)))

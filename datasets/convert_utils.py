@@ -24,6 +24,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, TypeVar
 import numpy as np
 from PIL import Image
 
+from slimdata.cli import common as arguments
 from slimdata.records import fs, images
 
 T = TypeVar('T')
@@ -177,12 +178,20 @@ def split_train_validation(items: Sequence[T], validation_ratio: float,
 # ----------------------------------------------------------------------------------------------
 # Command-line options every converter offers
 
+def add_source_and_output(parser: argparse.ArgumentParser, source_help: str) -> None:
+    """The positional arguments of every converter: SRC (which must exist) and OUT."""
+    parser.add_argument('src', metavar='SRC', type=arguments.existing_path, help=source_help)
+    parser.add_argument('output_dir', metavar='OUT',
+                        help='the folder for the shards, dataset_info.json and labels.txt '
+                             '(created if needed; a gs:// URL works too)')
+
+
 def add_writer_arguments(parser: argparse.ArgumentParser, default_num_shards: int) -> None:
     """Adds the writer's and the source policy's options to a converter's parser."""
-    parser.add_argument('--shards', '--num-shards', dest='num_shards', type=positive_int,
+    parser.add_argument('--shards', '--num-shards', dest='num_shards', type=arguments.positive_int,
                         default=default_num_shards,
                         help='TFRecord files per split (default: %(default)s)')
-    parser.add_argument('--workers', type=positive_int, default=1,
+    parser.add_argument('--workers', type=arguments.positive_int, default=1,
                         help='processes that read and validate the source files and write '
                              'the shards, each a whole shard at a time, so no more than '
                              'the number of shards (default: %(default)s)')
@@ -207,50 +216,10 @@ def add_writer_arguments(parser: argparse.ArgumentParser, default_num_shards: in
     parser.add_argument('--follow-symlinks', action='store_true',
                         help='read files through symlinks that leave the source folder '
                              '(refused by default)')
-    parser.add_argument('--max-file-size', type=byte_size, default=fs.DEFAULT_MAX_SOURCE_BYTES,
+    parser.add_argument('--max-file-size', type=arguments.byte_size, default=fs.DEFAULT_MAX_SOURCE_BYTES,
                         metavar='BYTES',
                         help='refuse source files larger than this (e.g. 512M, 2G; default: '
                              '1G)')
-    parser.add_argument('--max-image-pixels', type=positive_int,
+    parser.add_argument('--max-image-pixels', type=arguments.positive_int,
                         default=images.DEFAULT_MAX_PIXELS,
                         help='refuse images with more pixels than this (default: %(default)s)')
-
-
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f'expected a whole number of at least 1, got {text!r}')
-    return value
-
-
-def ratio(text: str) -> float:
-    """An argparse type: a number in [0, 1)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f'expected a number from 0 to below 1, got {text!r}')
-    return value
-
-
-_BYTE_UNITS = {'': 1, 'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30, 'T': 1 << 40}
-
-
-def byte_size(text: str) -> int:
-    """An argparse type: bytes, with an optional K/M/G/T suffix (powers of 1024)."""
-    number, unit = text.strip().upper().rstrip('B'), ''
-    if number and number[-1] in _BYTE_UNITS:
-        number, unit = number[:-1], number[-1]
-    try:
-        value = int(float(number) * _BYTE_UNITS[unit])
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f'expected a size such as 1G, 512M or 1000000, got '
-                                         f'{text!r}')
-    return value

@@ -549,8 +549,7 @@ def add_convert_arguments(parser: argparse.ArgumentParser) -> None:
     """Adds the arguments of `slimdata convert voc` (SRC, OUT and options) to `parser`."""
     parser.description = _CLI_DESCRIPTION
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument('dataset_root', metavar='SRC', help='the VOC tree (see above)')
-    parser.add_argument('output_dir', metavar='OUT', help='the folder for the shards')
+    convert_utils.add_source_and_output(parser, 'the VOC tree (see above)')
     parser.add_argument('--year', required=True, choices=YEARS,
                         help='the VOC edition; SRC must hold (or be) its VOC<year> folder')
     parser.add_argument('--split', required=True,
@@ -565,7 +564,7 @@ def add_convert_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_convert(args: argparse.Namespace) -> WriteSummary:
     """Runs `convert` with the arguments added by `add_convert_arguments`; prints the summary."""
-    summary = convert(args.dataset_root, args.output_dir, args.year, args.split,
+    summary = convert(args.src, args.output_dir, args.year, args.split,
                       num_shards=args.num_shards, workers=args.workers, seed=args.seed,
                       on_bad_box=args.on_bad_box, overwrite=args.overwrite,
                       beam_options=convert_utils.beam_options_from_args(args),

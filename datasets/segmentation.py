@@ -50,6 +50,7 @@ import numpy as np
 
 from slimdata import progress
 from slimdata.dataset import Dataset
+from slimdata.cli import common as arguments
 from slimdata.datasets import convert_utils
 from slimdata.records import fs, images
 from slimdata.records.example import serialize_example
@@ -585,8 +586,7 @@ def _or(value: Optional[int], default: int) -> int:
 
 def _add_common_arguments(parser: argparse.ArgumentParser, root_help: str, splits_help: str,
                           default_splits: List[str], default_num_shards: int) -> None:
-    parser.add_argument('root', help=root_help)
-    parser.add_argument('output_dir', help='folder for the shards and dataset_info.json')
+    convert_utils.add_source_and_output(parser, root_help)
     parser.add_argument('--split', dest='splits', nargs='+', default=default_splits,
                         help=f'{splits_help} (default: %(default)s)')
     parser.add_argument('--on-bad-label', choices=ON_BAD_LABEL_CHOICES, default='error',
@@ -607,16 +607,16 @@ def add_voc_seg_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--label-dir', default=None,
                         help='label PNG folder, relative to ROOT or absolute (default: '
                              'SegmentationClassRaw if present, else SegmentationClass)')
-    parser.add_argument('--num-classes', type=convert_utils.positive_int, default=None,
+    parser.add_argument('--num-classes', type=arguments.positive_int, default=None,
                         help='for a custom dataset in the VOC layout (default: 21)')
-    parser.add_argument('--ignore-label', type=int, default=None,
+    parser.add_argument('--ignore-label', type=arguments.label_value, default=None,
                         help='for a custom dataset in the VOC layout (default: 255)')
 
 
 def run_voc_seg(args: argparse.Namespace) -> Dict[str, WriteSummary]:
     """Runs `convert_voc_seg` for `args.splits`, printing what it did."""
     return _print_summaries(convert_voc_seg(
-        args.root, args.output_dir, args.splits, label_dir=args.label_dir,
+        args.src, args.output_dir, args.splits, label_dir=args.label_dir,
         num_classes=args.num_classes, ignore_label=args.ignore_label,
         **_common_options(args)))
 
@@ -635,7 +635,7 @@ def add_cityscapes_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_cityscapes(args: argparse.Namespace) -> Dict[str, WriteSummary]:
     """Runs `convert_cityscapes` for `args.splits`, printing what it did."""
-    return _print_summaries(convert_cityscapes(args.root, args.output_dir, args.splits,
+    return _print_summaries(convert_cityscapes(args.src, args.output_dir, args.splits,
                                                **_common_options(args)))
 
 
@@ -652,7 +652,7 @@ def add_ade20k_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_ade20k(args: argparse.Namespace) -> Dict[str, WriteSummary]:
     """Runs `convert_ade20k` for `args.splits`, printing what it did."""
-    return _print_summaries(convert_ade20k(args.root, args.output_dir, args.splits,
+    return _print_summaries(convert_ade20k(args.src, args.output_dir, args.splits,
                                            **_common_options(args)))
 
 

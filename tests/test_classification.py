@@ -279,7 +279,9 @@ def test_image_folder_descriptor_needs_a_converted_folder(tmp_path):
         classification.get_split('image_folder', 'train', str(tmp_path))
     # The command the message suggests is one the CLI accepts.
     suggested = re.search(r'`slimdata (convert [^`]+)`', str(raised.value)).group(1).split()
-    parsed = cli.build_parser(selected='convert').parse_args(suggested)
+    assert 'SRC' in suggested  # the one placeholder; SRC must exist to be accepted
+    parsed = cli.build_parser(selected='convert').parse_args(
+        [str(tmp_path) if word == 'SRC' else word for word in suggested])
     assert parsed.output_dir == str(tmp_path)
     with pytest.raises(ValueError, match="unknown classification dataset 'imagenet'"):
         classification.get_split('imagenet', 'train', str(tmp_path))

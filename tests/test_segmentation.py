@@ -477,5 +477,5 @@ def test_command_line_arguments(tmp_path, capsys):
                           segmentation.add_ade20k_arguments):
         parser = argparse.ArgumentParser()
         add_arguments(parser)
-        args = parser.parse_args(['r', 'o'])
+        args = parser.parse_args([str(tmp_path), 'o'])
         assert (args.splits, args.on_bad_label, args.seed) == (['train', 'val'], 'error', 0)

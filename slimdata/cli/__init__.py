@@ -27,12 +27,13 @@ handled alike: the command stops, removes its temporary files, and says so in on
 import argparse
 import contextlib
 import importlib
+import os
 import signal
 import sys
 import threading
 from typing import Iterator, List, Optional, Sequence, Tuple
 
-from slimdata import __version__
+from slimdata import __version__, progress
 from slimdata.cli.common import CommandLineError
 
 #: The commands, in the order `slimdata --help` lists them; each is `slimdata.cli.<name>`
@@ -72,6 +73,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if pipeline_args and getattr(args, 'runner', None) is None:
         parser.error(f'options after -- ({" ".join(pipeline_args)}) are Beam pipeline '
                      'options, for `slimdata convert ... --runner RUNNER -- OPTIONS`')
+    progress.configure(quiet=getattr(args, 'quiet', False))
+    if not getattr(args, 'verbose', False):
+        # TensorFlow's C++ start-up lines (oneDNN, CPU features, absl) are noise to the user
+        # of a command line tool; the user's own settings win. oneDNN's graph rewrites change
+        # no result here: the commands run no models.
+        os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+        os.environ.setdefault('TF_ENABLE_ONEDNN_OPTS', '0')
     try:
         with _terminate_like_interrupt():
             return args.run(args)

@@ -11,8 +11,12 @@ from slimdata.records import fs, tfrecord
 
 
 def register(commands: argparse._SubParsersAction, selected: bool) -> None:
-    parser = commands.add_parser(
-        'index', help='write DALI / tfrecord-package index files (<file>.idx)')
+    parser = common.command_parser(
+        commands, 'index', 'write DALI / tfrecord-package index files (<file>.idx)',
+        'Write the index file of each uncompressed TFRecord file, one line "offset size" per '
+        "record, as NVIDIA DALI's tfrecord2idx and the PyPI tfrecord package's write them.",
+        examples=['slimdata index out/voc2007',
+                  'slimdata index out/voc2007 --output-dir out/voc2007_idx'])
     parser.add_argument('paths', nargs='+', metavar='PATH', help='files, folders or globs')
     parser.add_argument('--output-dir', metavar='DIR',
                         help='write the index files here instead of beside the records')

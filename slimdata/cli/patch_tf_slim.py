@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from slimdata import tf_slim_hook
+from slimdata.cli import common
 
 HOOK_FILE_NAME = 'slimdata-patch-tf-slim.pth'
 # Python runs the lines of a .pth file that start with `import`, and skips those with `#`.
@@ -31,11 +32,14 @@ _CHECK_ACTIVE = 'import sys, slimdata.tf_slim_hook as h; sys.exit(0 if h.is_acti
 
 
 def register(commands: argparse._SubParsersAction, selected: bool) -> None:
-    parser = commands.add_parser(
-        'patch-tf-slim', help="make unedited tf_slim code use slimdata's fixes (a start-up hook)",
-        description='Install, remove or check a start-up hook in this environment that patches '
-                    "tf_slim's data code for modern TensorFlow when a program imports tf_slim "
-                    '(the same patch as slimdata.patch_tf_slim()).')
+    parser = common.command_parser(
+        commands, 'patch-tf-slim',
+        "make unedited tf_slim code use slimdata's fixes (a start-up hook)",
+        'Install, remove or check a start-up hook in this environment that patches '
+        "tf_slim's data code for modern TensorFlow when a program imports tf_slim (the same "
+        'patch as slimdata.patch_tf_slim()).',
+        examples=['slimdata patch-tf-slim install', 'slimdata patch-tf-slim status',
+                  'python -m slimdata patch-tf-slim uninstall'])
     parser.add_argument('action', choices=('install', 'uninstall', 'status'),
                         help='install the hook, remove it, or report on it')
     parser.set_defaults(run=run)

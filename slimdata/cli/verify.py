@@ -11,21 +11,34 @@ from slimdata.records.verify import verify_files
 
 
 def register(commands: argparse._SubParsersAction, selected: bool) -> None:
-    parser = commands.add_parser(
-        'verify', help="check every record's CRCs, and the counts in dataset_info.json")
+    parser = common.command_parser(
+        commands, 'verify', "check every record's CRCs, and the counts in dataset_info.json",
+        'Check every record of TFRecord files (both CRCs), and each folder\'s '
+        'dataset_info.json: every shard listed exists with its recorded record count, size '
+        'and CRC-32C, every split is complete. Lists every problem (file, record index, byte '
+        'offset) and exits 1 if there is one.',
+        examples=['slimdata verify out/voc2007', 'slimdata verify --decode out/voc2007',
+                  'slimdata verify --json gs://my-bucket/voc2007'])
     parser.add_argument('paths', nargs='+', metavar='PATH', help='files, folders or globs')
     common.add_compression_option(parser)
     parser.add_argument('--decode', action='store_true',
                         help='also decode every image and label map of every record (with '
                              'Pillow) and compare its size with the record\'s; each failure '
                              'names the shard, record index and feature key')
+    common.add_json_option(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     files = common.expand(args.paths)
+    reports = []
 
     def on_file(path: str, result: Optional[tfrecord.VerifyResult], problems: List[str]) -> None:
+        reports.append({'path': path, 'ok': not problems,
+                        'records': result.num_records if result else 0,
+                        'bytes': result.num_bytes if result else 0, 'problems': problems})
+        if args.json:
+            return
         if result is not None and not problems:
             progress.result(f'ok    {result.num_records:>10} records  '
                             f'{common.megabytes(result.num_bytes):>10}  {path}')
@@ -33,6 +46,11 @@ def run(args: argparse.Namespace) -> int:
             progress.result(f'FAIL  {problem}')
 
     report = verify_files(files, args.compression, decode=args.decode, on_file=on_file)
+    if args.json:
+        common.print_json({'ok': report.ok, 'files': reports, 'records': report.num_records,
+                           'bytes': report.num_bytes, 'images_decoded': report.decoded,
+                           'problems': report.problems, 'notes': report.notes})
+        return 0 if report.ok else 1
     for note in report.notes:
         print(f'note: {note}')
     decoded = f', {report.decoded} images decoded' if args.decode else ''
