@@ -7,7 +7,7 @@ STAMP   = $(VENV)/.installed-stamp
 # A pytest -n value; 2 matches the project's 2-core machines.
 WORKERS ?= 2
 
-.PHONY: demo test bench venv clean
+.PHONY: demo test lint bench venv clean
 
 venv: $(STAMP)
 
@@ -22,6 +22,9 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/pytest -n $(WORKERS) -q
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_pipeline.py

@@ -27,6 +27,7 @@ setup(
     python_requires='>=3.10',
     # datasets/ installs as slimdata.datasets, never as a top-level `datasets` (Hugging Face's).
     packages=find_packages(include=['slimdata', 'slimdata.*']) + ['slimdata.datasets'],
+    package_data={'slimdata': ['py.typed']},  # the public API is typed (PEP 561)
     package_dir={'slimdata': 'slimdata', 'slimdata.datasets': 'datasets'},
     install_requires=[
         'numpy>=1.24',
@@ -41,7 +42,7 @@ setup(
     ],
     extras_require={
         **TENSORFLOW_EXTRAS,
-        'dev': ['pytest>=7', 'pytest-xdist>=3', 'hypothesis>=6', 'tfrecord>=1.14'],
+        'dev': ['pytest>=7', 'pytest-xdist>=3', 'hypothesis>=6', 'tfrecord>=1.14', 'ruff>=0.6'],
         # Conversion on Apache Beam runners (slimdata convert ... --runner DataflowRunner).
         'beam': ['apache-beam>=2.60'],
     },

@@ -216,8 +216,8 @@ def add_writer_arguments(parser: argparse.ArgumentParser, default_num_shards: in
     parser.add_argument('--follow-symlinks', action='store_true',
                         help='read files through symlinks that leave the source folder '
                              '(refused by default)')
-    parser.add_argument('--max-file-size', type=arguments.byte_size, default=fs.DEFAULT_MAX_SOURCE_BYTES,
-                        metavar='BYTES',
+    parser.add_argument('--max-file-size', type=arguments.byte_size, metavar='BYTES',
+                        default=fs.DEFAULT_MAX_SOURCE_BYTES,
                         help='refuse source files larger than this (e.g. 512M, 2G; default: '
                              '1G)')
     parser.add_argument('--max-image-pixels', type=arguments.positive_int,

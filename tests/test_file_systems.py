@@ -1,7 +1,6 @@
 """Every read and write goes through one file-system layer: a whole conversion, and the tools
 after it, on TensorFlow's in-memory `ram://` file system (as on `gs://`)."""
 
-import io
 
 import numpy as np
 import pytest

@@ -6,7 +6,6 @@ decoded value is compared with what the test computes from those sources itself.
 
 import argparse
 import glob
-import io
 import json
 import os
 import random
@@ -24,7 +23,7 @@ from slimdata._tf import tf
 from slimdata.dataset import Dataset
 from slimdata.dataset_data_provider import DatasetDataProvider
 from slimdata import tfexample_decoder
-from slimdata.datasets import convert_utils, pascalvoc
+from slimdata.datasets import pascalvoc
 
 ITEMS = ['image', 'shape', 'object/bbox', 'object/label', 'object/difficult', 'object/truncated']
 LABELS = {'aeroplane': 1, 'bird': 3, 'car': 7, 'cat': 8, 'dog': 12, 'person': 15}

@@ -23,7 +23,7 @@ import sys
 
 import tf_slim as _tf_slim
 
-from slimdata.slim import data
+from slimdata.slim import data  # noqa: F401 (slim.data, as tf_slim has it)
 from slimdata.slim.data import MODULES as _DATA_MODULES
 
 # tf_slim's names, its top-level data modules (all of `tf_slim.data` but test_utils) swapped for
