@@ -90,7 +90,9 @@ def _digest(items: Sequence[Any]) -> str:
 def _feed(digest: 'hashlib._Hash', value: Any) -> None:
     """Feeds a canonical, type-tagged encoding of `value` (never a repr, which numpy
     abbreviates) into `digest`."""
-    if value is None or isinstance(value, bool):
+    if type(value) is str:  # the common item, an id or a path: first, as it costs per item
+        _feed_bytes(digest, b's', value.encode('utf-8', 'surrogateescape'))
+    elif value is None or isinstance(value, bool):
         digest.update(b'N' if value is None else (b'T' if value else b'F'))
     elif isinstance(value, (int, np.integer)):
         text = str(int(value)).encode()
@@ -140,7 +142,9 @@ class SourceStamps:
         for path in paths:
             if path not in self._stamps:
                 self._stamps[path] = _stamp(path)
-            _feed(digest, (path, self._stamps[path]))
+            stamp = self._stamps[path]
+            _feed(digest, path)
+            digest.update(b'-' if stamp is None else b'%d,%d;' % stamp)
         return digest.hexdigest()
 
 
