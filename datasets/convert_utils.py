@@ -193,8 +193,8 @@ def add_writer_arguments(parser: argparse.ArgumentParser, default_num_shards: in
                         help='TFRecord files per split (default: %(default)s)')
     parser.add_argument('--workers', type=arguments.positive_int, default=1,
                         help='processes that read and validate the source files and write '
-                             'the shards, each a whole shard at a time, so no more than '
-                             'the number of shards (default: %(default)s)')
+                             'pieces of the shards (joined in order: the same bytes for any '
+                             'number of workers) (default: %(default)s)')
     parser.add_argument('--seed', type=int, default=0,
                         help='seed of the order of the examples in the shards (and of the '
                              'train/validation split, where there is one); the same seed gives '
