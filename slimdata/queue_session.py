@@ -15,6 +15,10 @@ epoch as the normal end of the loop rather than an error. `QueueSession` does al
             session.run(update_op)
     # here the epoch ended normally; session.epoch_ended is True
 
+A stop requested through the coordinator (by another thread, or by a runner thread that failed)
+closes the queues, and the block then sees an OutOfRangeError too; `QueueSession` tells the
+two apart: after a stop, `epoch_ended` is False and `stopped` is True.
+
 An error raised by a queue-runner thread (a corrupt record, a decode failure) reaches the loop
 only as a cancelled dequeue; `QueueSession` re-raises the thread's own error instead, so the
 message names the real cause. TensorFlow names a damaged record by its byte offset only
@@ -39,8 +43,10 @@ class QueueSession:
     table initialisers (`LookupTensor`'s vocabularies), calls
     `init_fn(session)` (for example to restore a checkpoint, which must come after the
     initialisers), and starts every queue runner of the graph under a `Coordinator`. On exit it
-    stops and joins the runner threads. An `OutOfRangeError` raised in the block (the input's
-    `num_epochs` are used up) ends the block normally and sets `epoch_ended`.
+    stops and joins the runner threads. An `OutOfRangeError` raised in the block ends the block
+    normally: it sets `epoch_ended` when the input's `num_epochs` were used up, and `stopped`
+    when a stop had been requested through the coordinator before (the queues were closed
+    before the input ran out).
 
     Args:
       target: the execution engine to connect to, as for `tf.compat.v1.Session`.
@@ -66,6 +72,7 @@ class QueueSession:
         self._coordinator = None
         self._threads: List[Any] = []
         self.epoch_ended = False
+        self.stopped = False
 
     @property
     def session(self) -> Any:
@@ -109,6 +116,8 @@ class QueueSession:
         return self
 
     def __exit__(self, exc_type, exc, traceback) -> bool:
+        # Asked before this exit's own stop request: was the block ended by a stop?
+        self.stopped = self._coordinator.should_stop()
         try:
             # A runner thread's own error (stored by the coordinator) is re-raised by join();
             # it explains a cancelled dequeue in the block better than the dequeue error does.
@@ -119,9 +128,9 @@ class QueueSession:
             raise _naming_the_damaged_file(error, self._graph) from error
         finally:
             self._close()
-        self.epoch_ended = exc_type is not None and issubclass(
-            exc_type, tf.errors.OutOfRangeError)
-        return self.epoch_ended
+        out_of_range = exc_type is not None and issubclass(exc_type, tf.errors.OutOfRangeError)
+        self.epoch_ended = out_of_range and not self.stopped
+        return out_of_range
 
     def _close(self) -> None:
         self._session.close()
