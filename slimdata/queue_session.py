@@ -3,9 +3,10 @@
 Every TF1 input pipeline (`DatasetDataProvider`, `tf.compat.v1.train.batch`,
 `prefetch_queue`) is fed by queue runners, and every loop that reads it needs the same steps,
 which old code gets wrong in many small ways: initialise the global *and local* variables
-(`num_epochs` is a local variable) and the lookup tables, start the queue runners under a `Coordinator`, stop and
-join them when the loop ends or fails, and treat the `OutOfRangeError` that ends the last
-epoch as the normal end of the loop rather than an error. `QueueSession` does all of it::
+(`num_epochs` is a local variable) and the lookup tables, start the queue runners under a
+`Coordinator`, stop and join them when the loop ends or fails, and treat the `OutOfRangeError`
+that ends the last epoch as the normal end of the loop rather than an error. `QueueSession`
+does all of it::
 
     provider = slim.dataset_data_provider.DatasetDataProvider(
         dataset, num_epochs=1, shuffle=False)
@@ -138,7 +139,8 @@ class QueueSession:
 
 
 def _naming_the_damaged_file(error: Any, graph: Any) -> Any:
-    """`error` (a reader's DataLossError) with the files holding the damaged record added."""
+    """`error` (a reader's DataLossError) with the files holding the damaged record added, and
+    what slimdata's reader finds wrong there."""
     match = _DAMAGED_RECORD.search(error.message)
     if match is None:
         return error
@@ -150,7 +152,15 @@ def _naming_the_damaged_file(error: Any, graph: Any) -> Any:
     damaged = [path for path in candidates if tfrecord.holds_damaged_record_at(path, offset)]
     if not damaged:
         return error
-    where = ', '.join(damaged)
+    where = '; '.join(f'{path} ({_first_problem(path)}; `slimdata verify FILE` lists every '
+                      'problem of a file)' for path in damaged)
     return type(error)(error.node_def, error.op,
                        f'{error.message}\nThe damaged record (byte offset {offset}) is in: '
-                       f'{where} (`slimdata verify FILE` lists every problem of a file)')
+                       f'{where}')
+
+
+def _first_problem(path: str) -> str:
+    """The first problem slimdata's reader finds in a file: record, offset and reason."""
+    result = tfrecord.verify_file(path)
+    return f'record {result.error.record_index} at byte offset {result.error.offset}: ' \
+        f'{result.error.reason}' if result.error else 'slimdata finds no problem now'
