@@ -168,8 +168,8 @@ class ReadAccounts:
     """What each file and each epoch of a `counted_records` pipeline read, checked against the
     counts of `check_data_files` and `num_samples`.
 
-    Its methods run in `tf.py_function`s: once when an iteration over the pipeline starts and
-    once at the end of each file of each epoch, never per record.
+    Its methods run in `tf.py_function`s: once when an iteration over the pipeline starts,
+    and at the start and the end of each file of each epoch, never per record.
 
     Attributes:
       reports: an `EpochReport` per epoch that skipped records (with `skip_corrupt=True`).
@@ -191,6 +191,29 @@ class ReadAccounts:
         with self._lock:
             self._runs += 1
             return self._runs, random.getrandbits(31)
+
+    def file_started(self, file_index) -> Tuple[int, bytes]:
+        """Checks a file again just before TensorFlow's reader opens it, so that a file
+        replaced since the pipeline was built cannot crash the reader either (`check_file`
+        remembers unchanged files: this costs a `stat`).
+
+        Returns:
+          The records to read (-1: all of them), and an error message or b''.
+        """
+        index = int(file_index)
+        built = self._checks[index]
+        try:
+            check = tfrecord.check_file(built.path, built.compression)
+        except OSError as error:
+            check = tfrecord.FileCheck(built.path, built.compression, 0, 0, tfrecord.TFRecordError(
+                built.path, 0, 0, f'cannot be read: {error}', built.compression))
+        self._checks[index] = check
+        if check.ok:
+            return -1, b''
+        if not self._skip_corrupt:
+            return 0, (f'{check.error} (found when the TensorFlow reader was about to open the '
+                       'file; it changed since the pipeline was built)').encode()
+        return check.num_records, b''
 
     def file_ended(self, run, epoch, file_index, records_read, offset) -> bytes:
         """Accounts for the end of one file in one epoch; returns an error message or b''.
@@ -309,9 +332,6 @@ def counted_records(checks: Sequence[tfrecord.FileCheck], compression: str, shuf
       accounts: the `ReadAccounts` of these checks.
     """
     paths = tf.constant([check.path for check in checks])
-    # A file damaged in its framing is read up to the damage (only with skip_corrupt: other
-    # damaged files were refused); -1 reads a whole file.
-    limits = tf.constant([-1 if check.ok else check.num_records for check in checks], tf.int64)
     num_files = len(checks)
 
     def run_epochs(run, run_seed):
@@ -327,7 +347,7 @@ def counted_records(checks: Sequence[tfrecord.FileCheck], compression: str, shuf
 
         return epochs.flat_map(files_of_epoch).interleave(
             lambda epoch, index: _records_of_file(run, epoch, index, paths[index],
-                                                  limits[index], compression, accounts),
+                                                  compression, accounts),
             cycle_length=num_readers, num_parallel_calls=tf.data.AUTOTUNE,
             deterministic=not shuffle)
 
@@ -336,8 +356,13 @@ def counted_records(checks: Sequence[tfrecord.FileCheck], compression: str, shuf
     return start.flat_map(run_epochs)
 
 
-def _records_of_file(run, epoch, file_index, path, limit, compression, accounts):
+def _records_of_file(run, epoch, file_index, path, compression, accounts):
     """(key, record, index) of one file, and the check of its count at its end."""
+    # A file damaged in its framing is read up to the damage (only with skip_corrupt: other
+    # damaged files fail here); -1 reads a whole file.
+    limit, problem = tf.py_function(accounts.file_started, [file_index], [tf.int64, tf.string])
+    with tf.control_dependencies([tf.debugging.Assert(tf.equal(problem, b''), [problem])]):
+        limit = tf.reshape(limit, [])
     records = tf.data.TFRecordDataset(path, compression_type=compression).take(limit)
     # A damaged record ends the file (TensorFlow's reader moves on to the next file), and the
     # count at the end says what was lost: an end marker (index -1) brings the scan there.
