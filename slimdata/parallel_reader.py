@@ -374,9 +374,9 @@ def _add_checked_runners(common_queue, enqueue_ops, check, count_records_read):
 class _DatasetFedReader:
     """The reading side of a ParallelReader whose common queue tf.data fills (skip_corrupt).
 
-    One queue runner moves the (key, record) pairs of `records`, RECORDS_PER_READ at a time,
-    into the common queue, and closes it when `records` ends. The `queue` arguments of the
-    read methods are ignored: there is no filename queue.
+    One queue runner moves the batches of (key, record) pairs of `records` into the common
+    queue, and closes it when `records` ends. The `queue` arguments of the read methods are
+    ignored: there is no filename queue.
     """
 
     def __init__(self, records, common_queue):
@@ -403,8 +403,7 @@ class _DatasetFedReader:
     def _configure(self):
         if self._configured:
             return
-        batches = self._records.batch(RECORDS_PER_READ)
-        keys, values, _ = tf.compat.v1.data.make_one_shot_iterator(batches).get_next()
+        keys, values, _ = tf.compat.v1.data.make_one_shot_iterator(self._records).get_next()
         tf.compat.v1.train.add_queue_runner(tf.compat.v1.train.QueueRunner(
             self._common_queue, [self._common_queue.enqueue_many([keys, values])]))
         self._configured = True

@@ -22,6 +22,7 @@ skipped), and each epoch's skipped records are counted and reported in a warning
 `slimdata` logger at the end of the epoch.
 """
 
+import concurrent.futures
 import dataclasses
 import logging
 import os
@@ -37,6 +38,8 @@ LOGGER = logging.getLogger('slimdata')
 
 # TFRecord framing around each record's data: length (8) + length CRC (4) + data CRC (4).
 _FRAMING_BYTES = tfrecord.FRAMING_SIZE
+# Files checked at once when a pipeline is built.
+_CHECK_THREADS = 16
 
 
 def reads_tfrecords(reader_class) -> bool:
@@ -75,8 +78,12 @@ def check_data_files(data_files: Sequence[str], compression: str,
       FileNotFoundError: naming a data file that does not exist.
     """
     started = time.perf_counter()
-    checks = {path: tfrecord.check_file(path, compression or None)
-              for path in dict.fromkeys(data_files)}
+    unique = list(dict.fromkeys(data_files))
+    # Threads overlap the reads of the record headers (one read per record, where records are
+    # larger than a read), which dominate when the files are not in the page cache.
+    with concurrent.futures.ThreadPoolExecutor(min(_CHECK_THREADS, len(unique))) as pool:
+        checks = dict(zip(unique, pool.map(
+            lambda path: tfrecord.check_file(path, compression or None), unique)))
     elapsed = time.perf_counter() - started
     LOGGER.debug('checked the framing of %d data files (%.1f MB) in %.1f ms', len(checks),
                  sum(check.num_bytes for check in checks.values()) / 1e6, elapsed * 1e3)
@@ -313,21 +320,21 @@ def _describe(skip: _Skip) -> str:
 def counted_records(checks: Sequence[tfrecord.FileCheck], compression: str, shuffle: bool,
                     num_epochs: Optional[int], num_readers: int, seed: Optional[int],
                     accounts: ReadAccounts) -> tf.data.Dataset:
-    """A `tf.data.Dataset` of (key, record, index) of every record of the checked files.
+    """A `tf.data.Dataset` of batches (keys, records, indices) of every record of the files.
 
-    Keys are `b'<file>:<byte offset>'` as `tf.compat.v1.TFRecordReader` makes them, index is
-    the record's index in its file. Files are read through TensorFlow's reader; at the end of
-    each file `accounts` compares what the file gave with its check: a file that came up short
-    fails the pipeline with InvalidArgumentError naming the file, the damaged record and why
-    (or, with skip_corrupt, is counted as skipped), and each whole epoch is compared with
-    `num_samples`.
+    Each batch holds up to RECORDS_PER_BATCH consecutive records of one file. Keys are
+    `b'<file>:<byte offset>'` as `tf.compat.v1.TFRecordReader` makes them, indices the records'
+    indices in their file. Files are read through TensorFlow's reader; at the end of each file
+    `accounts` compares what the file gave with its check: a file that came up short fails the
+    pipeline with InvalidArgumentError naming the file, the damaged record and why (or, with
+    skip_corrupt, is counted as skipped), and each whole epoch is compared with `num_samples`.
 
     Args:
       checks: the `check_data_files` of the files, in order.
       compression: '', 'GZIP' or 'ZLIB'.
       shuffle: shuffle the files each epoch.
       num_epochs: the passes over the files; None repeats forever.
-      num_readers: files read in parallel (interleaved).
+      num_readers: files read in parallel (interleaved, a batch at a time).
       seed: the seed of the file shuffle.
       accounts: the `ReadAccounts` of these checks.
     """
@@ -346,7 +353,7 @@ def counted_records(checks: Sequence[tfrecord.FileCheck], compression: str, shuf
             return tf.data.Dataset.from_tensor_slices(order).map(lambda index: (epoch, index))
 
         return epochs.flat_map(files_of_epoch).interleave(
-            lambda epoch, index: _records_of_file(run, epoch, index, paths[index],
+            lambda epoch, index: _batches_of_file(run, epoch, index, paths[index],
                                                   compression, accounts),
             cycle_length=num_readers, num_parallel_calls=tf.data.AUTOTUNE,
             deterministic=not shuffle)
@@ -356,8 +363,13 @@ def counted_records(checks: Sequence[tfrecord.FileCheck], compression: str, shuf
     return start.flat_map(run_epochs)
 
 
-def _records_of_file(run, epoch, file_index, path, compression, accounts):
-    """(key, record, index) of one file, and the check of its count at its end."""
+# Records per batch of `counted_records`: the keys, offsets and checks are made a batch at a
+# time, since per record they cost more than reading the record.
+RECORDS_PER_BATCH = 32
+
+
+def _batches_of_file(run, epoch, file_index, path, compression, accounts):
+    """Batches (keys, records, indices) of one file, and the check of its count at its end."""
     # A file damaged in its framing is read up to the damage (only with skip_corrupt: other
     # damaged files fail here); -1 reads a whole file.
     limit, problem = tf.py_function(accounts.file_started, [file_index], [tf.int64, tf.string])
@@ -365,22 +377,25 @@ def _records_of_file(run, epoch, file_index, path, compression, accounts):
         limit = tf.reshape(limit, [])
     records = tf.data.TFRecordDataset(path, compression_type=compression).take(limit)
     # A damaged record ends the file (TensorFlow's reader moves on to the next file), and the
-    # count at the end says what was lost: an end marker (index -1) brings the scan there.
-    numbered = records.ignore_errors().enumerate().concatenate(
-        tf.data.Dataset.from_tensors((tf.constant(-1, tf.int64), tf.constant(b''))))
+    # count at the end says what was lost. An empty batch, which no records make, marks the end.
+    batches = records.ignore_errors().batch(RECORDS_PER_BATCH).concatenate(
+        tf.data.Dataset.from_tensors(tf.constant([], tf.string)))
 
-    def step(state, element):
+    def step(state, batch):
         offset, records_read = state
-        index, record = element
+        size = tf.size(batch, out_type=tf.int64)
         problem = tf.cond(
-            index < 0,
+            tf.equal(size, 0),
             lambda: tf.py_function(accounts.file_ended,
                                    [run, epoch, file_index, records_read, offset], tf.string),
             lambda: tf.constant(b''))
+        framed = _FRAMING_BYTES + tf.cast(tf.strings.length(batch), tf.int64)
+        ends = offset + tf.cumsum(framed)
         with tf.control_dependencies([tf.debugging.Assert(tf.equal(problem, b''), [problem])]):
-            key = tf.strings.join([path, ':', tf.strings.as_string(offset)])
-        next_offset = offset + _FRAMING_BYTES + tf.cast(tf.strings.length(record), tf.int64)
-        return (next_offset, records_read + 1), (key, record, index)
+            keys = tf.strings.join([path, ':', tf.strings.as_string(ends - framed)])
+        indices = records_read + tf.range(size)
+        return (offset + tf.reduce_sum(framed), records_read + size), (keys, batch, indices)
 
     zero = tf.constant(0, tf.int64)
-    return numbered.scan((zero, zero), step).filter(lambda key, record, index: index >= 0)
+    return batches.scan((zero, zero), step).filter(
+        lambda keys, batch, indices: tf.size(batch) > 0)

@@ -79,7 +79,7 @@ def to_tf_data(dataset, items: Optional[Sequence[str]] = None, shuffle: bool = T
     record_checks.warn_if_num_samples_differs(checks, dataset.num_samples)
     accounts = record_checks.ReadAccounts(checks, dataset.num_samples, skip_corrupt)
     records = record_checks.counted_records(checks, compression, shuffle, num_epochs,
-                                            num_readers, seed, accounts)
+                                            num_readers, seed, accounts).unbatch()
     if shuffle:
         records = records.shuffle(shuffle_buffer_size, seed=seed)
 
