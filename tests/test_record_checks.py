@@ -360,16 +360,35 @@ def test_a_feature_mismatch_names_the_record_and_the_key(tmp_path, how):
     path = write_with_tf(tmp_path / 'a.tfrecord', records)
     where = f'{path}:{2 * (16 + len(records[0]))}'
     with pytest.raises(tf.errors.InvalidArgumentError,
-                       match=rf'Name: {where}, Key: label, Index: 0\.  Data types don\'t match'):
+                       match=rf'Name: {where}, Context feature: label\.  Data types don\'t '
+                             'match'):
         if how == 'bridge':
             _read_labels_with_bridge([path], 4)
         else:
             _read_labels_with_queue([path], 4)
 
 
-@pytest.mark.parametrize('eager', [True, False])
-def test_a_record_that_is_not_an_example_is_a_tensorflow_error(eager):
+def test_a_missing_feature_or_a_wrong_count_names_the_key():
     decoder = tfexample_decoder.TFExampleDecoder({'label': tf.io.FixedLenFeature([], tf.int64)},
+                                                 {'label': tfexample_decoder.Tensor('label')})
+    for values in ([], [1, 2]):
+        record = tf.train.Example(features=tf.train.Features(feature={} if not values else {
+            'label': tf.train.Feature(int64_list=tf.train.Int64List(value=values))}))
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=f'feature label: expected 1, but found {len(values)}'):
+            decoder.decode(tf.constant(record.SerializeToString()), example_name=tf.constant('n'))
+
+
+# A FixedLen/VarLen spec is parsed by the sequence-example parser; other specs by the Example
+# parser, after the sequence-example parser checked the structure.
+SPECS = {'fixed': tf.io.FixedLenFeature([], tf.int64),
+         'sequence': tf.io.FixedLenSequenceFeature([], tf.int64, allow_missing=True)}
+
+
+@pytest.mark.parametrize('eager', [True, False])
+@pytest.mark.parametrize('spec', list(SPECS))
+def test_a_record_that_is_not_an_example_is_a_tensorflow_error(eager, spec):
+    decoder = tfexample_decoder.TFExampleDecoder({'label': SPECS[spec]},
                                                  {'label': tfexample_decoder.Tensor('label')})
     not_an_example = b'\xff\xd8\xff\xe0 a JPEG, say \x89\x9f'
     if eager:
@@ -386,7 +405,8 @@ def test_a_record_that_is_not_an_example_is_a_tensorflow_error(eager):
                 session.run(label, {serialized: not_an_example})
 
 
-def test_decoding_with_a_name_gives_what_parse_single_example_gives():
+@pytest.mark.parametrize('kinds', ['fixed and var', 'all'])
+def test_decoding_with_a_name_gives_what_parse_single_example_gives(kinds):
     features = {
         'int': tf.io.FixedLenFeature([2], tf.int64), 'absent': tf.io.FixedLenFeature(
             [3], tf.float32, default_value=[1., 2., 3.]),
@@ -395,6 +415,9 @@ def test_decoding_with_a_name_gives_what_parse_single_example_gives():
         'ragged': tf.io.RaggedFeature(tf.int64, value_key='rag'),
         'sparse': tf.io.SparseFeature('idx', 'val', tf.float32, 5),
     }
+    if kinds == 'fixed and var':
+        features = {key: spec for key, spec in features.items()
+                    if isinstance(spec, (tf.io.FixedLenFeature, tf.io.VarLenFeature))}
     example = tf.train.Example(features=tf.train.Features(feature={
         'int': tf.train.Feature(int64_list=tf.train.Int64List(value=[4, 5])),
         'rag': tf.train.Feature(int64_list=tf.train.Int64List(value=[6, 7, 8])),
