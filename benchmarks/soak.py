@@ -24,8 +24,6 @@ import tempfile
 import threading
 import time
 
-import numpy as np
-
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
 from slimdata._tf import tf  # noqa: E402

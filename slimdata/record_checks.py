@@ -25,7 +25,6 @@ skipped), and each epoch's skipped records are counted and reported in a warning
 import concurrent.futures
 import dataclasses
 import logging
-import os
 import random
 import threading
 import time
@@ -81,7 +80,7 @@ def check_data_files(data_files: Sequence[str], compression: str,
     unique = list(dict.fromkeys(data_files))
     # Threads overlap the reads of the record headers (one read per record, where records are
     # larger than a read), which dominate when the files are not in the page cache.
-    with concurrent.futures.ThreadPoolExecutor(min(_CHECK_THREADS, len(unique))) as pool:
+    with concurrent.futures.ThreadPoolExecutor(max(1, min(_CHECK_THREADS, len(unique)))) as pool:
         checks = dict(zip(unique, pool.map(
             lambda path: tfrecord.check_file(path, compression or None), unique)))
     elapsed = time.perf_counter() - started
