@@ -13,11 +13,13 @@ or a hang is observed (and its case kept), not suffered:
            records, or stop with DataLossError exactly where `verify_file` finds a bad data
            CRC. (Files it refuses are never given to TensorFlow's reader: some would kill it.)
   decoder  random bytes, or serialized Examples with random features (damaged by random edits
-           or not), decoded by TFExampleDecoder with random `keys_to_features` (FixedLen with
-           random shapes and defaults, VarLen, any dtype) and `Tensor` handlers, with and
-           without an example name. Decoding may fail only with tf.errors.InvalidArgumentError
-           (and an invalid spec with ValueError/TypeError when it is built); a success must
-           equal `tf.io.parse_single_example`'s values.
+           or not; some with the key of slimdata's structure probe), decoded by
+           TFExampleDecoder with random `keys_to_features` (FixedLen with random shapes and
+           defaults, VarLen, any dtype) and `Tensor` handlers: by `decode`, with and without an
+           example name, and as the pipelines do (`checked_records` on a batch, then
+           `decode_checked`). All three must agree, and may fail only with
+           tf.errors.InvalidArgumentError (an invalid spec with ValueError/TypeError when it is
+           built); a success must equal `tf.io.parse_single_example`'s values.
 
     .venv/bin/python benchmarks/fuzz_readers.py [--cases 10000] [--batch 1000] [--targets ...]
 
@@ -238,6 +240,8 @@ def _tensorflow_agrees(path, check, verified, read) -> str:
 # --- decoder ----------------------------------------------------------------------------------
 
 KEYS = ['a', 'b', 'image/encoded', 'x/y']
+# Records may hold the key the decoder's structure check asks for (no real record does).
+RECORD_KEYS = KEYS + ['\x00slimdata/structure-probe']
 
 
 def decoder_cases():
@@ -246,7 +250,7 @@ def decoder_cases():
         st.tuples(st.just('int64'), st.lists(st.integers(-2 ** 63, 2 ** 63 - 1), max_size=6)),
         st.tuples(st.just('float'), st.lists(st.floats(width=32), max_size=6)),
         st.tuples(st.just('bytes'), st.lists(st.binary(max_size=8), max_size=6)))
-    features = st.dictionaries(st.sampled_from(KEYS), value_lists, max_size=4)
+    features = st.dictionaries(st.sampled_from(RECORD_KEYS), value_lists, max_size=4)
     edit = st.tuples(st.sampled_from(['flip', 'cut', 'insert', 'zero', 'random']),
                      st.floats(0, 1), st.binary(min_size=1, max_size=8), st.integers(0, 255))
     serialized = st.one_of(st.tuples(st.just('example'), features, st.lists(edit, max_size=2)),
@@ -324,18 +328,25 @@ def decoder_property(case) -> str:
             keys_to_features, {key: tfexample_decoder.Tensor(key) for key in specs})
     except (ValueError, TypeError):
         return 'spec refused when built (ValueError/TypeError)'
-    outcomes = set()
-    values = None
-    for name in (None, tf.constant('case.tfrecord:16')):
+    outcomes, values = {}, None
+    name = tf.constant('case.tfrecord:16')
+    ways = {
+        'decode': lambda: decoder.decode(tf.constant(data), list(specs)),
+        'decode, named': lambda: decoder.decode(tf.constant(data), list(specs), example_name=name),
+        'checked batch': lambda: decoder.decode_checked(tfexample_decoder.checked_records(
+            decoder, tf.constant([data]), tf.stack([name]), list(specs))[0], list(specs)),
+    }
+    for way, decode in ways.items():
         try:
-            values = decoder.decode(tf.constant(data), list(specs), example_name=name)
-            outcomes.add('decoded')
+            decoded = decode()
+            values = decoded if way == 'decode' else values
+            outcomes[way] = 'decoded'
         except tf.errors.InvalidArgumentError:
-            outcomes.add('InvalidArgumentError')
+            outcomes[way] = 'InvalidArgumentError'
         except (ValueError, TypeError):
-            outcomes.add('spec refused when built (ValueError/TypeError)')
-    assert len(outcomes) == 1, outcomes  # the name changes messages, not outcomes
-    [outcome] = outcomes
+            outcomes[way] = 'spec refused when built (ValueError/TypeError)'
+    assert len(set(outcomes.values())) == 1, outcomes  # names change messages, not outcomes
+    outcome = outcomes['decode']
     if outcome == 'decoded':
         expected = tf.io.parse_single_example(data, keys_to_features)
         for key, value in zip(specs, values):

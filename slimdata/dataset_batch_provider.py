@@ -29,8 +29,8 @@ and of the records each epoch read, and `skip_corrupt` are as in `DatasetDataPro
 from slimdata import data_provider
 from slimdata import parallel_reader
 from slimdata._tf import require_graph_mode, tf
-from slimdata.dataset_data_provider import check_record_key
-from slimdata.tfexample_decoder import decode_named
+from slimdata.dataset_data_provider import check_record_key, record_check_of
+from slimdata.tfexample_decoder import decode_record
 
 
 class DatasetBatchProvider(data_provider.DataProvider):
@@ -83,7 +83,8 @@ class DatasetBatchProvider(data_provider.DataProvider):
                 dataset.data_sources, dataset.reader, num_epochs=num_epochs,
                 num_readers=num_readers, reader_kwargs=reader_kwargs, shuffle=shuffle,
                 capacity=common_queue_capacity, min_after_dequeue=common_queue_min,
-                seed=seed, num_samples=dataset.num_samples, skip_corrupt=skip_corrupt)
+                seed=seed, num_samples=dataset.num_samples, skip_corrupt=skip_corrupt,
+                record_check=record_check_of(dataset.decoder, items))
             read = reader.read_up_to if allow_smaller_final_batch else reader.read_many
             keys, records = read(filename_queue, batch_size)
             decoded, example_shapes = _decode_batch(dataset.decoder, items, keys, records)
@@ -114,10 +115,10 @@ def _decode_batch(decoder, items, keys, records):
     """
     # Decoding one record outside the loop gives the items' dtypes and shapes for map_fn
     # (the ops are never run).
-    sample = decode_named(decoder, records[0], items, keys[0])
+    sample = decode_record(decoder, records[0], items, keys[0])
     _check_fixed_shapes(items, sample)
     signature = [tf.TensorSpec(tensor.shape, tensor.dtype) for tensor in sample]
-    decoded = tf.map_fn(lambda pair: decode_named(decoder, pair[1], items, pair[0]),
+    decoded = tf.map_fn(lambda pair: decode_record(decoder, pair[1], items, pair[0]),
                         (keys, records), fn_output_signature=signature)
     return list(decoded), [tensor.shape.as_list() for tensor in sample]
 

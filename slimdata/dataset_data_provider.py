@@ -26,8 +26,8 @@ with InvalidArgumentError naming its `record_key` (`file:offset`).
 
 from slimdata import data_provider
 from slimdata import parallel_reader
-from slimdata._tf import require_graph_mode
-from slimdata.tfexample_decoder import decode_named
+from slimdata._tf import require_graph_mode, tf
+from slimdata.tfexample_decoder import checked_records, decode_record
 
 
 class DatasetDataProvider(data_provider.DataProvider):
@@ -67,22 +67,22 @@ class DatasetDataProvider(data_provider.DataProvider):
         require_graph_mode('DatasetDataProvider')
         items = dataset.decoder.list_items()
         check_record_key(items, record_key)
-        key, data = parallel_reader.parallel_read(
-            dataset.data_sources,
-            reader_class=dataset.reader,
-            num_epochs=num_epochs,
-            num_readers=num_readers,
-            reader_kwargs=reader_kwargs,
-            shuffle=shuffle,
-            capacity=common_queue_capacity,
-            min_after_dequeue=common_queue_min,
-            seed=seed,
-            scope=scope,
-            num_samples=dataset.num_samples,
-            skip_corrupt=skip_corrupt)
-        items_to_tensors = dict(zip(items, decode_named(dataset.decoder, data, items, key)))
+        with tf.compat.v1.name_scope(scope, 'parallel_read'):
+            reader, filename_queue = parallel_reader.make_parallel_reader(
+                dataset.data_sources, dataset.reader, num_epochs=num_epochs,
+                num_readers=num_readers, reader_kwargs=reader_kwargs, shuffle=shuffle,
+                capacity=common_queue_capacity, min_after_dequeue=common_queue_min, seed=seed,
+                num_samples=dataset.num_samples, skip_corrupt=skip_corrupt,
+                record_check=record_check_of(dataset.decoder, items))
+            key, data = reader.read(filename_queue)
+        items_to_tensors = dict(zip(items, decode_record(dataset.decoder, data, items, key)))
         items_to_tensors[record_key] = key
         super().__init__(items_to_tensors=items_to_tensors, num_samples=dataset.num_samples)
+
+
+def record_check_of(decoder, items):
+    """The readers' check of each batch of records (`tfexample_decoder.checked_records`)."""
+    return lambda keys, records: checked_records(decoder, records, keys, items)
 
 
 def check_record_key(items, record_key):

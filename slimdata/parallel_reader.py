@@ -45,7 +45,7 @@ class ParallelReader(tf.compat.v1.ReaderBase):
     """
 
     def __init__(self, reader_class, common_queue, num_readers=4, reader_kwargs=None,
-                 end_of_input_check=None):
+                 end_of_input_check=None, record_check=None):
         """Creates `num_readers` instances of `reader_class`.
 
         Each instance is created by calling `reader_class(**reader_kwargs)`. Reading from a
@@ -64,6 +64,9 @@ class ParallelReader(tf.compat.v1.ReaderBase):
             files, the common queue is closed only after they are found to have read what
             it expects (else the queue runner fails with InvalidArgumentError saying what
             they read). The readers are then configured by one read call only.
+          record_check: an optional function (keys, records) -> records, applied to each
+            batch of records (1-D tensors) a reader reads, before the common queue: e.g.
+            `tfexample_decoder.checked_records`.
 
         Raises:
           TypeError: if `common_queue.dtypes` is not [tf.string, tf.string].
@@ -77,6 +80,7 @@ class ParallelReader(tf.compat.v1.ReaderBase):
         self._readers = [reader_class(**reader_kwargs) for _ in range(num_readers)]
         self._common_queue = common_queue
         self._end_of_input_check = end_of_input_check
+        self._record_check = record_check
         self._configured = False
 
     @property
@@ -158,9 +162,13 @@ class ParallelReader(tf.compat.v1.ReaderBase):
 
     def _enqueue_records_of(self, reader, queue):
         if hasattr(reader, 'read_up_to'):
-            return self._common_queue.enqueue_many(reader.read_up_to(queue, RECORDS_PER_READ))
+            return self._common_queue.enqueue_many(
+                _checked_records(self._record_check,
+                                 *reader.read_up_to(queue, RECORDS_PER_READ)))
         # A duck-typed reader with only read().
-        return self._common_queue.enqueue(reader.read(queue))
+        keys, records = _checked_records(self._record_check, *[
+            tf.expand_dims(tensor, 0) for tensor in reader.read(queue)])
+        return self._common_queue.enqueue_many([keys, records])
 
     def num_records_produced(self, name=None):
         """Returns the number of records this reader has produced, an int64 tensor."""
@@ -173,8 +181,7 @@ class ParallelReader(tf.compat.v1.ReaderBase):
 
 def parallel_read(data_sources, reader_class, num_epochs=None, num_readers=4,
                   reader_kwargs=None, shuffle=True, dtypes=None, capacity=256,
-                  min_after_dequeue=128, seed=None, scope=None, num_samples=None,
-                  skip_corrupt=False):
+                  min_after_dequeue=128, seed=None, scope=None):
     """Reads multiple records in parallel from `data_sources` using `num_readers` readers.
 
     If `shuffle` is True the common queue is a RandomShuffleQueue, otherwise a FIFOQueue.
@@ -194,10 +201,6 @@ def parallel_read(data_sources, reader_class, num_epochs=None, num_readers=4,
         which makes for a good shuffle.
       seed: a seed for the shuffling.
       scope: an optional name scope for the ops.
-      num_samples: optional; the records one epoch holds. With `num_epochs`, reading fewer
-        or more records before the end of the input is an error.
-      skip_corrupt: if True, a damaged TFRecord file is read up to its damage, and the rest of
-        it skipped, counted and reported at the end of each epoch (see `make_parallel_reader`).
 
     Returns:
       key, value: a (key, value) pair of tensors from the data sources.
@@ -212,17 +215,22 @@ def parallel_read(data_sources, reader_class, num_epochs=None, num_readers=4,
         reader, filename_queue = make_parallel_reader(
             data_sources, reader_class, num_epochs=num_epochs, num_readers=num_readers,
             reader_kwargs=reader_kwargs, shuffle=shuffle, dtypes=dtypes, capacity=capacity,
-            min_after_dequeue=min_after_dequeue, seed=seed, num_samples=num_samples,
-            skip_corrupt=skip_corrupt)
+            min_after_dequeue=min_after_dequeue, seed=seed)
         return reader.read(filename_queue)
 
 
 def make_parallel_reader(data_sources, reader_class, num_epochs=None, num_readers=4,
                          reader_kwargs=None, shuffle=True, dtypes=None, capacity=256,
                          min_after_dequeue=128, seed=None, num_samples=None,
-                         skip_corrupt=False):
+                         skip_corrupt=False, record_check=None):
     """The ParallelReader and filename queue of `parallel_read`, for reading several records
-    per step (`reader.read_up_to(filename_queue, n)`); the arguments are `parallel_read`'s.
+    per step (`reader.read_up_to(filename_queue, n)`); the arguments are `parallel_read`'s,
+    and:
+
+      num_samples: optional; the records an epoch holds. With `num_epochs`, input that ends
+        having read another number is an error.
+      skip_corrupt: see below.
+      record_check: see `ParallelReader`.
 
     With `skip_corrupt=True` (TFRecord files only), tf.data reads the files into the common
     queue in place of `num_readers` TensorFlow readers (tf.data can go on past a damaged
@@ -261,7 +269,7 @@ def make_parallel_reader(data_sources, reader_class, num_epochs=None, num_reader
         records = record_checks.counted_records(
             checks, record_checks.compression_of(reader_kwargs), shuffle, num_epochs,
             num_readers, seed, accounts)
-        return _DatasetFedReader(records, common_queue), None
+        return _DatasetFedReader(records, common_queue, record_check), None
     filename_queue = tf.compat.v1.train.string_input_producer(
         data_files, num_epochs=num_epochs, shuffle=shuffle, seed=seed, name='filenames')
     end_of_input_check = None
@@ -269,7 +277,8 @@ def make_parallel_reader(data_sources, reader_class, num_epochs=None, num_reader
         end_of_input_check = EndOfInputCheck(
             num_epochs, sum(check.num_records for check in checks), len(checks), num_samples)
     reader = ParallelReader(reader_class, common_queue, num_readers=num_readers,
-                            reader_kwargs=reader_kwargs, end_of_input_check=end_of_input_check)
+                            reader_kwargs=reader_kwargs, end_of_input_check=end_of_input_check,
+                            record_check=record_check)
     return reader, filename_queue
 
 
@@ -379,9 +388,10 @@ class _DatasetFedReader:
     ignored: there is no filename queue.
     """
 
-    def __init__(self, records, common_queue):
+    def __init__(self, records, common_queue, record_check=None):
         self._records = records
         self._common_queue = common_queue
+        self._record_check = record_check
         self._configured = False
 
     @property
@@ -405,8 +415,15 @@ class _DatasetFedReader:
             return
         keys, values, _ = tf.compat.v1.data.make_one_shot_iterator(self._records).get_next()
         tf.compat.v1.train.add_queue_runner(tf.compat.v1.train.QueueRunner(
-            self._common_queue, [self._common_queue.enqueue_many([keys, values])]))
+            self._common_queue,
+            [self._common_queue.enqueue_many(
+                _checked_records(self._record_check, keys, values))]))
         self._configured = True
+
+
+def _checked_records(record_check, keys, records):
+    """(keys, records), the records passed through `record_check` if there is one."""
+    return keys, (records if record_check is None else record_check(keys, records))
 
 
 def _read_files(data_sources):

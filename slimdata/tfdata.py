@@ -19,7 +19,7 @@ from typing import Dict, Optional, Sequence
 from slimdata import record_checks
 from slimdata._tf import tf
 from slimdata.parallel_reader import get_data_files
-from slimdata.tfexample_decoder import decode_named
+from slimdata.tfexample_decoder import checked_records, decode_record
 
 AUTOTUNE = tf.data.AUTOTUNE
 
@@ -79,13 +79,16 @@ def to_tf_data(dataset, items: Optional[Sequence[str]] = None, shuffle: bool = T
     record_checks.warn_if_num_samples_differs(checks, dataset.num_samples)
     accounts = record_checks.ReadAccounts(checks, dataset.num_samples, skip_corrupt)
     records = record_checks.counted_records(checks, compression, shuffle, num_epochs,
-                                            num_readers, seed, accounts).unbatch()
+                                            num_readers, seed, accounts)
+    # Records are checked a batch at a time (see `checked_records`), then decoded one by one.
+    records = records.map(lambda keys, batch, indices: (keys, checked_records(
+        dataset.decoder, batch, keys, decoder_items))).unbatch()
     if shuffle:
         records = records.shuffle(shuffle_buffer_size, seed=seed)
 
-    def decode(key, serialized, _index):
+    def decode(key, serialized):
         decoded = dict(zip(decoder_items,
-                           decode_named(dataset.decoder, serialized, decoder_items, key)))
+                           decode_record(dataset.decoder, serialized, decoder_items, key)))
         if with_key:
             decoded[record_key] = key
         return decoded

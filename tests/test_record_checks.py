@@ -202,7 +202,8 @@ def test_other_readers_are_not_checked_and_cannot_skip(tmp_path, graph):
                                             num_epochs=1, shuffle=False)
     assert [v for v in drain(line)] == [b'a', b'b']
     with pytest.raises(ValueError, match='skip_corrupt=True needs .*TextLineReader'):
-        parallel_reader.parallel_read(str(path), tf.compat.v1.TextLineReader, skip_corrupt=True)
+        parallel_reader.make_parallel_reader(str(path), tf.compat.v1.TextLineReader,
+                                             skip_corrupt=True)
 
 
 def test_start_up_check_is_logged_and_a_num_samples_mismatch_warned(tmp_path, graph, caplog):
@@ -360,35 +361,35 @@ def test_a_feature_mismatch_names_the_record_and_the_key(tmp_path, how):
     path = write_with_tf(tmp_path / 'a.tfrecord', records)
     where = f'{path}:{2 * (16 + len(records[0]))}'
     with pytest.raises(tf.errors.InvalidArgumentError,
-                       match=rf'Name: {where}, Context feature: label\.  Data types don\'t '
-                             'match'):
+                       match=rf'Name: {where}, Key: label, Index: \d+\.  Data types don\'t match'):
         if how == 'bridge':
             _read_labels_with_bridge([path], 4)
         else:
             _read_labels_with_queue([path], 4)
 
 
-def test_a_missing_feature_or_a_wrong_count_names_the_key():
+@pytest.mark.parametrize('how', ['decode', 'checked_records'])
+def test_a_missing_feature_or_a_wrong_count_names_the_record_and_the_key(how):
     decoder = tfexample_decoder.TFExampleDecoder({'label': tf.io.FixedLenFeature([], tf.int64)},
                                                  {'label': tfexample_decoder.Tensor('label')})
-    for values in ([], [1, 2]):
-        record = tf.train.Example(features=tf.train.Features(feature={} if not values else {
-            'label': tf.train.Feature(int64_list=tf.train.Int64List(value=values))}))
-        with pytest.raises(tf.errors.InvalidArgumentError,
-                           match=f'feature label: expected 1, but found {len(values)}'):
-            decoder.decode(tf.constant(record.SerializeToString()), example_name=tf.constant('n'))
-
-
-# A FixedLen/VarLen spec is parsed by the sequence-example parser; other specs by the Example
-# parser, after the sequence-example parser checked the structure.
-SPECS = {'fixed': tf.io.FixedLenFeature([], tf.int64),
-         'sequence': tf.io.FixedLenSequenceFeature([], tf.int64, allow_missing=True)}
+    expected = {0: r'Name: f:40, Feature: label \(data type: int64\) is required but could not '
+                   r'be found',
+                2: r'Name: f:40, Key: label, Index: 0\.  Number of int64 values != expected'}
+    for count, message in expected.items():
+        record = tf.train.Example(features=tf.train.Features(feature={} if not count else {
+            'label': tf.train.Feature(int64_list=tf.train.Int64List(value=[1] * count))}))
+        serialized = tf.constant(record.SerializeToString())
+        with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+            if how == 'decode':
+                decoder.decode(serialized, example_name=tf.constant('f:40'))
+            else:
+                tfexample_decoder.checked_records(decoder, tf.stack([serialized]),
+                                                  tf.constant(['f:40']), ['label'])
 
 
 @pytest.mark.parametrize('eager', [True, False])
-@pytest.mark.parametrize('spec', list(SPECS))
-def test_a_record_that_is_not_an_example_is_a_tensorflow_error(eager, spec):
-    decoder = tfexample_decoder.TFExampleDecoder({'label': SPECS[spec]},
+def test_a_record_that_is_not_an_example_is_a_tensorflow_error(eager):
+    decoder = tfexample_decoder.TFExampleDecoder({'label': tf.io.FixedLenFeature([], tf.int64)},
                                                  {'label': tfexample_decoder.Tensor('label')})
     not_an_example = b'\xff\xd8\xff\xe0 a JPEG, say \x89\x9f'
     if eager:
@@ -405,8 +406,7 @@ def test_a_record_that_is_not_an_example_is_a_tensorflow_error(eager, spec):
                 session.run(label, {serialized: not_an_example})
 
 
-@pytest.mark.parametrize('kinds', ['fixed and var', 'all'])
-def test_decoding_with_a_name_gives_what_parse_single_example_gives(kinds):
+def test_decoding_with_a_name_gives_what_parse_single_example_gives():
     features = {
         'int': tf.io.FixedLenFeature([2], tf.int64), 'absent': tf.io.FixedLenFeature(
             [3], tf.float32, default_value=[1., 2., 3.]),
@@ -415,9 +415,6 @@ def test_decoding_with_a_name_gives_what_parse_single_example_gives(kinds):
         'ragged': tf.io.RaggedFeature(tf.int64, value_key='rag'),
         'sparse': tf.io.SparseFeature('idx', 'val', tf.float32, 5),
     }
-    if kinds == 'fixed and var':
-        features = {key: spec for key, spec in features.items()
-                    if isinstance(spec, (tf.io.FixedLenFeature, tf.io.VarLenFeature))}
     example = tf.train.Example(features=tf.train.Features(feature={
         'int': tf.train.Feature(int64_list=tf.train.Int64List(value=[4, 5])),
         'rag': tf.train.Feature(int64_list=tf.train.Int64List(value=[6, 7, 8])),
