@@ -334,7 +334,7 @@ def decoder_property(case) -> str:
         'decode': lambda: decoder.decode(tf.constant(data), list(specs)),
         'decode, named': lambda: decoder.decode(tf.constant(data), list(specs), example_name=name),
         'checked batch': lambda: decoder.decode_checked(tfexample_decoder.checked_records(
-            decoder, tf.constant([data]), tf.stack([name]), list(specs))[0], list(specs)),
+            decoder, tf.constant([data]), tf.stack([name]))[0], list(specs)),
     }
     for way, decode in ways.items():
         try:

@@ -84,7 +84,7 @@ class DatasetBatchProvider(data_provider.DataProvider):
                 num_readers=num_readers, reader_kwargs=reader_kwargs, shuffle=shuffle,
                 capacity=common_queue_capacity, min_after_dequeue=common_queue_min,
                 seed=seed, num_samples=dataset.num_samples, skip_corrupt=skip_corrupt,
-                record_check=record_check_of(dataset.decoder, items))
+                record_check=record_check_of(dataset.decoder))
             read = reader.read_up_to if allow_smaller_final_batch else reader.read_many
             keys, records = read(filename_queue, batch_size)
             decoded, example_shapes = _decode_batch(dataset.decoder, items, keys, records)

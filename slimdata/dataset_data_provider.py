@@ -73,16 +73,16 @@ class DatasetDataProvider(data_provider.DataProvider):
                 num_readers=num_readers, reader_kwargs=reader_kwargs, shuffle=shuffle,
                 capacity=common_queue_capacity, min_after_dequeue=common_queue_min, seed=seed,
                 num_samples=dataset.num_samples, skip_corrupt=skip_corrupt,
-                record_check=record_check_of(dataset.decoder, items))
+                record_check=record_check_of(dataset.decoder))
             key, data = reader.read(filename_queue)
         items_to_tensors = dict(zip(items, decode_record(dataset.decoder, data, items, key)))
         items_to_tensors[record_key] = key
         super().__init__(items_to_tensors=items_to_tensors, num_samples=dataset.num_samples)
 
 
-def record_check_of(decoder, items):
+def record_check_of(decoder):
     """The readers' check of each batch of records (`tfexample_decoder.checked_records`)."""
-    return lambda keys, records: checked_records(decoder, records, keys, items)
+    return lambda keys, records: checked_records(decoder, records, keys)
 
 
 def check_record_key(items, record_key):

@@ -81,8 +81,8 @@ def to_tf_data(dataset, items: Optional[Sequence[str]] = None, shuffle: bool = T
     records = record_checks.counted_records(checks, compression, shuffle, num_epochs,
                                             num_readers, seed, accounts)
     # Records are checked a batch at a time (see `checked_records`), then decoded one by one.
-    records = records.map(lambda keys, batch, indices: (keys, checked_records(
-        dataset.decoder, batch, keys, decoder_items))).unbatch()
+    records = records.map(lambda keys, batch, indices: (
+        keys, checked_records(dataset.decoder, batch, keys))).unbatch()
     if shuffle:
         records = records.shuffle(shuffle_buffer_size, seed=seed)
 
