@@ -154,31 +154,13 @@ class _Epoch:
     skips: List[_Skip] = dataclasses.field(default_factory=list)
 
 
-@dataclasses.dataclass
-class EpochReport:
-    """What one epoch of a pipeline with `skip_corrupt=True` read and skipped.
-
-    Attributes:
-      epoch: the 0-based epoch (of one pass of iteration over the pipeline).
-      records_read: the records the epoch gave.
-      records_skipped: the records of damaged files that it did not give, when known.
-      skipped: one line per damaged file: which records were skipped and why.
-    """
-    epoch: int
-    records_read: int
-    records_skipped: Optional[int]
-    skipped: List[str]
-
-
 class ReadAccounts:
     """What each file and each epoch of a `counted_records` pipeline read, checked against the
     counts of `check_data_files` and `num_samples`.
 
     Its methods run in `tf.py_function`s: once when an iteration over the pipeline starts,
-    and at the start and the end of each file of each epoch, never per record.
-
-    Attributes:
-      reports: an `EpochReport` per epoch that skipped records (with `skip_corrupt=True`).
+    and at the start and the end of each file of each epoch, never per record. What an epoch
+    skipped is reported in a warning of the `slimdata` logger when the epoch ends.
     """
 
     def __init__(self, checks: Sequence[tfrecord.FileCheck], num_samples: Optional[int],
@@ -190,7 +172,6 @@ class ReadAccounts:
         self._runs = 0
         self._epochs: Dict[Tuple[int, int], _Epoch] = {}
         self._damage: Dict[str, str] = {}  # path -> the reason of its first damaged record
-        self.reports: List[EpochReport] = []
 
     def start_run(self) -> Tuple[int, int]:
         """A new iteration over the pipeline: its number, and a seed for its file shuffles."""
@@ -297,17 +278,11 @@ class ReadAccounts:
         if account.skips:
             if unknown and self._num_samples is not None:
                 known, unknown = self._num_samples - account.records_read, False
-            self._report(EpochReport(epoch, account.records_read, None if unknown else known,
-                                     [_describe(skip) for skip in account.skips]))
+            LOGGER.warning('epoch %d read %d records and skipped %s records of damaged files '
+                           '(skip_corrupt=True): %s', epoch + 1, account.records_read,
+                           'an unknown number of' if unknown else known,
+                           '; '.join(_describe(skip) for skip in account.skips))
         return None
-
-    def _report(self, report: EpochReport) -> None:
-        self.reports.append(report)
-        count = ('an unknown number of' if report.records_skipped is None
-                 else str(report.records_skipped))
-        LOGGER.warning('epoch %d read %d records and skipped %s records of damaged files '
-                       '(skip_corrupt=True): %s', report.epoch + 1, report.records_read, count,
-                       '; '.join(report.skipped))
 
 
 def _describe(skip: _Skip) -> str:
