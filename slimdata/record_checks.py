@@ -37,8 +37,10 @@ LOGGER = logging.getLogger('slimdata')
 
 # TFRecord framing around each record's data: length (8) + length CRC (4) + data CRC (4).
 _FRAMING_BYTES = tfrecord.FRAMING_SIZE
-# Files checked at once when a pipeline is built.
-_CHECK_THREADS = 16
+# Files checked at once when a pipeline is built: reads of headers overlap when the files are
+# not in the page cache (2,000 shards of 100 KB records: 5.7 s one at a time, 1.6 s with 16
+# threads); when they are, the header walk holds the GIL, and more threads only contend.
+_CHECK_THREADS = 8
 
 
 def reads_tfrecords(reader_class) -> bool:
