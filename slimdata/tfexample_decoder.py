@@ -571,6 +571,7 @@ def _checked_structure(serialized, names):
     The parser is a stateless op, and graph optimisation drops control dependencies on those;
     an Assert (stateful) on its output keeps it in front of whatever uses the result.
     """
+    serialized = tf.convert_to_tensor(serialized, tf.string)
     if serialized.shape.rank == 0:
         context, _ = tf.io.parse_single_sequence_example(serialized, _STRUCTURE_PROBE,
                                                          example_name=names)
