@@ -432,8 +432,9 @@ CRASH_CELLS = [(damage, reader) for damage, reader in CELLS
                and reader not in ('verify', 'iter_records')]
 
 
-@pytest.mark.parametrize('damage,reader', CELLS if _IN_SUBPROCESS in os.environ else
-                         [cell for cell in CELLS if cell not in CRASH_CELLS])
+@pytest.mark.parametrize('damage,reader', [
+    pytest.param(*cell, marks=[pytest.mark.slow] if cell[1] == 'skip_corrupt' else [])
+    for cell in CELLS if _IN_SUBPROCESS in os.environ or cell not in CRASH_CELLS])
 def test_damage_matrix(tmp_path, damage, reader, capsys, caplog):
     records = _write_record_set(tmp_path, DAMAGE[damage])
     expected = MATRIX[damage][reader]
@@ -473,6 +474,7 @@ _TENSORFLOW_ALONE = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow
 def test_tensorflow_alone_column(tmp_path):
     cases = {}
     for index, (name, damage) in enumerate(DAMAGE.items()):
@@ -506,6 +508,7 @@ def test_tensorflow_alone_column(tmp_path):
             assert done.returncode < 0, (name, done.returncode, done.stdout, done.stderr[-2000:])
 
 
+@pytest.mark.slow
 def test_damage_matrix_cells_that_kill_tensorflow_in_a_subprocess():
     cells = [f'{__file__}::test_damage_matrix[{damage}-{reader}]'
              for damage, reader in CRASH_CELLS]

@@ -150,6 +150,7 @@ def _with_huge_length(tmp_path):
     return paths
 
 
+@pytest.mark.slow
 def test_tensorflow_reader_dies_on_a_huge_length(tmp_path):
     paths = _with_huge_length(tmp_path)
     done = subprocess.run([sys.executable, '-c', _READ, 'tensorflow', paths[1]],
@@ -157,6 +158,7 @@ def test_tensorflow_reader_dies_on_a_huge_length(tmp_path):
     assert done.returncode < 0, (done.returncode, done.stderr[-2000:])  # killed by a signal
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('how', ['queue', 'batch', 'bridge'])
 def test_slimdata_pipelines_refuse_a_huge_length_before_tensorflow_reads_it(tmp_path, how):
     paths = _with_huge_length(tmp_path)
@@ -253,6 +255,7 @@ def test_queue_input_that_ends_short_of_num_samples_is_an_error(tmp_path, batche
         _read_labels_with_queue(str(tmp_path / 'train-*'), 30, batched, num_epochs=2)
 
 
+@pytest.mark.slow
 def test_bridge_epoch_short_of_num_samples_is_an_error(tmp_path):
     paths = _write_shards(tmp_path)
     os.remove(paths[2])
