@@ -20,8 +20,8 @@ argument, `skip_corrupt`. TFRecord data files are checked before TensorFlow's re
 them, and the epochs are counted (`slimdata.record_checks`): a damaged file is refused with a
 `TFRecordError` naming it, the record and its offset, and, with `num_epochs`, input that ends
 having read another number of records than the files hold or `num_samples` says fails with
-InvalidArgumentError. A record that is not an Example, or whose features do not match, fails
-with InvalidArgumentError naming its `record_key` (`file:offset`).
+InvalidArgumentError. A record that is not an Example fails with InvalidArgumentError naming
+its `record_key` (`file:offset`); one whose features do not match, naming the feature key.
 """
 
 from slimdata import data_provider

@@ -207,7 +207,7 @@ def parallel_read(data_sources, reader_class, num_epochs=None, num_readers=4,
 
     Raises:
       ValueError: if no data files are found.
-      TFRecordError: a TFRecord data file is damaged (and `skip_corrupt` is False).
+      TFRecordError: a TFRecord data file is damaged.
       RuntimeError: under eager execution.
     """
     require_graph_mode('parallel_read')
