@@ -402,6 +402,8 @@ def test_reads_cifar10_records_written_the_slim_way(tmp_path):
             })).SerializeToString())
     dataset = classification.get_split('cifar10', 'test', str(tmp_path),
                                        file_pattern='cifar10_%s.tfrecord')
+    assert dataset.num_samples == 10000  # the published size; this file holds 4 records, and
+    dataset.num_samples = len(labels)    # an epoch that ends short of num_samples is an error
     examples = read_all(dataset)
     assert [int(e['label']) for e in examples] == labels
     for example, image in zip(examples, images):

@@ -657,6 +657,84 @@ def _record_is_whole(file: BinaryIO, start: int) -> bool:
 
 
 # ----------------------------------------------------------------------------------------------
+# Checking a file before TensorFlow's reader opens it
+
+@dataclasses.dataclass(frozen=True)
+class FileCheck:
+    """What `check_file` found.
+
+    Attributes:
+      path: the file.
+      compression: None, 'GZIP' or 'ZLIB': how the file was read.
+      num_bytes: the size of the file on disk.
+      num_records: the records before the first problem (every record when `ok`).
+      error: the first problem with the framing (a `TFRecordError` naming the record and its
+        offset), or None.
+    """
+    path: str
+    compression: Optional[str]
+    num_bytes: int
+    num_records: int
+    error: Optional[TFRecordError] = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+# (path, compression asked, size, mtime_ns, inode, device) -> FileCheck, for `check_file`.
+_FILE_CHECKS = {}
+
+
+def check_file(path: PathLike, compression: Optional[str] = AUTO) -> FileCheck:
+    """Checks that a file's framing holds together: each record's length CRC, and that every
+    declared length fits in the file (or, compressed, in its decompressed stream).
+
+    TensorFlow's readers allocate a record's declared length before reading it: a header that
+    declares more bytes than the machine's memory (2**35 on a 32 GB machine), with a valid
+    length CRC, kills the process, and a file that ends inside a record header reads as a
+    shorter file. A file this check passes holds exactly `num_records` records for TensorFlow's
+    readers too; their data CRCs are not checked (`verify_file` does that).
+
+    An uncompressed file is checked without reading its data (`iter_record_spans` jumps from
+    header to header); a compressed one has to be decompressed. The result is remembered for
+    the life of the process, keyed by the path and the file's size, modification time and
+    inode, so each file is checked once however many pipelines read it, and again when it
+    changes.
+
+    Args:
+      path: the file.
+      compression: as for `iter_records`.
+
+    Returns:
+      A `FileCheck`; a problem in the file is reported in it, not raised.
+
+    Raises:
+      FileNotFoundError: when `path` does not exist.
+    """
+    path = os.fspath(path)
+    stat = os.stat(path)
+    key = (path, compression, stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_dev)
+    found = _FILE_CHECKS.get(key)
+    if found is None:
+        found = _check_framing(path, _resolve_compression(path, compression), stat.st_size)
+        _FILE_CHECKS[key] = found
+    return found
+
+
+def _check_framing(path: str, compression: Optional[str], num_bytes: int) -> FileCheck:
+    num_records = 0
+    records = (iter_record_spans(path) if compression is None
+               else _read_records(path, False, compression, len))
+    try:
+        for _ in records:
+            num_records += 1
+    except TFRecordError as error:
+        return FileCheck(path, compression, num_bytes, num_records, error)
+    return FileCheck(path, compression, num_bytes, num_records)
+
+
+# ----------------------------------------------------------------------------------------------
 # Index files
 
 def default_index_path(tfrecord_path: PathLike, output_dir: Optional[PathLike] = None) -> str:
