@@ -153,6 +153,6 @@ def _stamp(path: str) -> Optional[tuple]:
     if fs.is_url(path):
         return None
     try:
-        return tuple(fs.stat(path))
+        return tuple(fs.stat(path)[:2])
     except OSError:
         return None

@@ -69,8 +69,11 @@ class SourceError(ValueError):
 
 
 class FileStat(NamedTuple):
+    """What `stat` says of a file (inode and device are 0 behind a URL)."""
     size: int
     mtime_ns: int
+    inode: int = 0
+    device: int = 0
 
 
 def is_url(path: str) -> bool:
@@ -153,7 +156,7 @@ def stat(path: str) -> FileStat:
             result = _gfile().stat(path)
             return FileStat(result.length, result.mtime_nsec)
         result = os.stat(path)
-        return FileStat(result.st_size, result.st_mtime_ns)
+        return FileStat(result.st_size, result.st_mtime_ns, result.st_ino, result.st_dev)
 
 
 def size(path: str) -> int:

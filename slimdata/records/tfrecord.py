@@ -713,11 +713,11 @@ def check_file(path: PathLike, compression: Optional[str] = AUTO) -> FileCheck:
       FileNotFoundError: when `path` does not exist.
     """
     path = os.fspath(path)
-    stat = os.stat(path)
-    key = (path, compression, stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_dev)
+    stat = fs.stat(path)
+    key = (path, compression, *stat)
     found = _FILE_CHECKS.get(key)
     if found is None:
-        found = _check_framing(path, _resolve_compression(path, compression), stat.st_size)
+        found = _check_framing(path, _resolve_compression(path, compression), stat.size)
         _FILE_CHECKS[key] = found
     return found
 
