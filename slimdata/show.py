@@ -89,6 +89,9 @@ def voc_palette() -> np.ndarray:
     return colours.astype(np.uint8)
 
 
+_PALETTE = voc_palette()
+
+
 def pixel_of(fraction: float, extent: int) -> int:
     """The drawn pixel (column or row) of a normalised coordinate, over `extent` pixels."""
     return min(max(math.floor(fraction * extent), 0), extent - 1)
@@ -497,7 +500,7 @@ def _draw_record(sample: Sample, namer: _Namer, ignore_label: int, max_side: int
 
 def _blend_classes(image: Image.Image, classes: np.ndarray, ignore_label: int) -> Image.Image:
     pixels = np.asarray(image, np.uint16)
-    mixed = (pixels + voc_palette()[classes] + 1) // 2
+    mixed = (pixels + _PALETTE[classes] + 1) // 2
     mixed[classes == ignore_label] = VOID_COLOUR
     return Image.fromarray(mixed.astype(np.uint8))
 
@@ -589,8 +592,7 @@ def _legend_entries(samples: Sequence[Sample], drawn: Sequence[Tuple[Image.Image
         entries.append(LegendEntry('difficult', 'difficult', SECONDARY_TEXT))
     present = sorted(set().union(*(np.unique(sample.classes).tolist() for sample in samples
                                    if sample.classes is not None)))
-    palette = voc_palette()
-    entries += [LegendEntry(namer.with_id(label), 'class', tuple(palette[label].tolist()))
+    entries += [LegendEntry(namer.with_id(label), 'class', tuple(_PALETTE[label].tolist()))
                 for label in present if label != ignore_label]
     if ignore_label in present:
         entries.append(LegendEntry(f'ignore ({ignore_label})', 'ignore', VOID_COLOUR))
