@@ -6,7 +6,7 @@ of a dataset folder, files or a glob, recognises their layout by its keys
 
 - classification: the image, captioned with its label's name and id;
 - detection: every box where the record says, in its class's colour with its name in a tag at
-  its top-left corner; boxes the record marks difficult are dashed;
+  its top-left corner; boxes the record marks difficult are dashed, and their tag says so;
 - segmentation: the image mixed with its class map in the Pascal VOC palette.
 
 A legend under the cells names the box classes and the segmentation classes present.
@@ -56,7 +56,7 @@ Rect = Tuple[int, int, int, int]
 MIN_SIDE = 128
 MAX_SIDE = 256
 BOX_LINE_WIDTH = 2
-DASH, GAP = 6, 4
+DASH, GAP = 5, 3
 DEFAULT_IGNORE_LABEL = 255
 FONT_SIZE = 13
 TAG_FONT_SIZE = 11
@@ -492,9 +492,14 @@ def _draw_record(sample: Sample, namer: _Namer, ignore_label: int, max_side: int
         edges = box_edges(box, image.size)
         colour = box_colour(box.label)
         _draw_outline(draw, edges, colour, dashed=box.difficult)
-        boxes.append(DrawnBox(box, edges, colour, namer.name(box.label, box.text), None))
+        text = namer.name(box.label, box.text)
+        if box.difficult:  # said in words too: a small box's dashes do not show
+            text = f'{text} (difficult)' if text else 'difficult'
+        boxes.append(DrawnBox(box, edges, colour, text, None))
+    placed: List[Rect] = []
     for drawn in boxes:  # tags after every outline, so that no outline crosses a tag's text
-        drawn.tag = _draw_tag(draw, drawn, image.size)
+        drawn.tag = _draw_tag(draw, drawn, image.size, placed)
+        placed += [drawn.tag] if drawn.tag else []
     return image, boxes, scale
 
 
@@ -528,22 +533,32 @@ def _runs(first: int, last: int, step: Optional[int]) -> Iterable[Tuple[int, int
     return [(start, min(start + DASH - 1, last)) for start in range(first, last + 1, step)]
 
 
-def _draw_tag(draw: ImageDraw.ImageDraw, drawn: DrawnBox, size: Tuple[int, int]
-              ) -> Optional[Rect]:
-    """The label tag: above the box's top-left corner, or inside it if there is no room."""
+def _draw_tag(draw: ImageDraw.ImageDraw, drawn: DrawnBox, size: Tuple[int, int],
+              placed: Sequence[Rect]) -> Optional[Rect]:
+    """The label tag at the box's left edge: above the box, else below it, else inside it
+    (the first of these that fits in the image and covers no tag `placed` before)."""
     if not drawn.text:
         return None
     font = _font(TAG_FONT_SIZE)
     width, height = size
     tag_width = min(round(font.getlength(drawn.text)) + 5, width)
     tag_height = _line_height(font)
-    left, top, _, _ = drawn.edges
+    left, top, _, bottom = drawn.edges
     left = min(left, width - tag_width)
-    tag_top = top - tag_height if top >= tag_height else top + BOX_LINE_WIDTH
-    rect = (left, tag_top, left + tag_width - 1, min(tag_top + tag_height - 1, height - 1))
+    tops = [tag_top for tag_top in (top - tag_height, bottom + 1, top + BOX_LINE_WIDTH)
+            if 0 <= tag_top <= height - tag_height] or [0]
+    candidates = [(left, tag_top, left + tag_width - 1, min(tag_top + tag_height, height) - 1)
+                  for tag_top in tops]
+    rect = next((rect for rect in candidates if not any(_overlap(rect, other)
+                                                        for other in placed)), candidates[0])
     draw.rectangle(rect, fill=drawn.colour)
-    draw.text((left + 2, tag_top), drawn.text, fill=_text_colour_on(drawn.colour), font=font)
+    draw.text((rect[0] + 2, rect[1]), drawn.text, fill=_text_colour_on(drawn.colour),
+              font=font)
     return rect
+
+
+def _overlap(a: Rect, b: Rect) -> bool:
+    return a[0] <= b[2] and b[0] <= a[2] and a[1] <= b[3] and b[1] <= a[3]
 
 
 def _text_colour_on(colour: RGB) -> RGB:

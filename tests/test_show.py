@@ -169,6 +169,14 @@ def test_difficult_box_is_dashed_and_the_legend_says_so(tmp_path):
                                                                     ('difficult', 'difficult')]
 
 
+def test_tag_of_a_box_at_the_top_goes_under_it(tmp_path):
+    sheet = sheet_of(tmp_path, [detection_record(40, 30, [(0.0, 0.25, 0.5, 0.6875, 3, 0)])])
+    drawn_box, = sheet.cells[0].boxes
+    left, top, _, bottom = drawn_box.edges
+    assert top == sheet.cells[0].origin[1]
+    assert (drawn_box.tag[0], drawn_box.tag[1]) == (left, bottom + 1)
+
+
 def test_two_boxes_of_two_classes_each_in_its_colour(tmp_path):
     other = (0.5, 0.75, 0.875, 0.875)
     sheet = sheet_of(tmp_path, [detection_record(64, 64, [(*BOX, 1, 0), (*other, 2, 0)])])
@@ -194,12 +202,14 @@ def test_box_labels_from_labels_txt_else_the_record_text_else_numbers(tmp_path):
     folder.mkdir()
     write_with_tf(folder / 'a.tfrecord', [od_api, no_text])
     sheet = show.contact_sheet([str(folder)])
-    assert [[box.text for box in cell.boxes] for cell in sheet.cells] == [['cat'], ['7']]
+    assert [[box.text for box in cell.boxes] for cell in sheet.cells] == [
+        ['cat (difficult)'], ['7']]
     assert sheet.cells[0].boxes[0].box.difficult  # the OD API's difficult key
     assert [entry.text for entry in sheet.legend] == ['cat (1)', '7', 'difficult']
     (folder / 'labels.txt').write_text('1:dog\n7:horse\n')
     sheet = show.contact_sheet([str(folder)])
-    assert [[box.text for box in cell.boxes] for cell in sheet.cells] == [['dog'], ['horse']]
+    assert [[box.text for box in cell.boxes] for cell in sheet.cells] == [
+        ['dog (difficult)'], ['horse']]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -395,7 +405,10 @@ def test_command_of_converted_synthetic_trees(tmp_path, capsys):
     shapes = show.contact_sheet([str(tmp_path / 'out_shapes')])
     assert {cell.captions[0][0].split(' (')[0] for cell in shapes.cells} <= set(names)
     voc = show.contact_sheet([str(tmp_path / 'out_voc')])
-    assert {box.text for cell in voc.cells for box in cell.boxes} <= set(pascalvoc.CLASS_NAMES)
+    boxes = [drawn for cell in voc.cells for drawn in cell.boxes]
+    assert boxes and all(
+        drawn.text == pascalvoc.CLASS_NAMES[drawn.box.label]
+        + (' (difficult)' if drawn.box.difficult else '') for drawn in boxes)
     seg = show.contact_sheet([str(tmp_path / 'out_seg')])
     assert seg.legend[0].text == 'background (0)'
 
