@@ -156,11 +156,13 @@ def select_records(paths: Sequence[str], split: Optional[str] = None) -> Selecti
             found = _expand([path])
         files += [file for file in found if file not in files]
     title = ', '.join(paths) + (f' (split {", ".join(dict.fromkeys(splits))})' if splits else '')
+    if not files:
+        raise ValueError(f'{title}: no record files (the split lists no shards)')
     folder = os.path.dirname(files[0])
     info = dataset_info.read_dataset_info(folder) or {}
+    extra = info.get('extra') or {}
     return Selection(files=files, title=title, labels_to_names=_labels(folder, info),
-                     ignore_label=info.get('extra', {}).get('ignore_label',
-                                                            DEFAULT_IGNORE_LABEL))
+                     ignore_label=extra.get('ignore_label', DEFAULT_IGNORE_LABEL))
 
 
 def _expand(paths: Sequence[str]) -> List[str]:

@@ -6,6 +6,7 @@ maps) through the geometry `slimdata.show` documents (scale, origin, floor(x * W
 Pascal VOC's published palette colours.
 """
 
+import json
 import math
 import re
 import subprocess
@@ -321,7 +322,7 @@ def test_first_n_records_in_file_order(tmp_path):
     records = [example(image__encoded=grey_image(8, 8, value), image__class__label=value)
                for value in range(7)]
     write_with_tf(tmp_path / 'a.tfrecord', records[:3])
-    write_with_tf(tmp_path / 'b.tfrecord', records[3:])
+    write_with_tf(tmp_path / 'b.tfrecord', records[3:], 'GZIP')
     sheet = show.contact_sheet([str(tmp_path / '*.tfrecord')], num_records=5, columns=2)
     assert [cell.where for cell in sheet.cells] == (
         [f'{tmp_path / "a.tfrecord"}: record {i}' for i in range(3)]
@@ -380,7 +381,8 @@ def test_command_writes_the_sheet_and_says_where(tmp_path, capsys, two_splits):
     status, out, _ = run(capsys, 'show', str(two_splits), '--split', 'val', '-n', '16', '-o',
                          str(output))
     assert status == 0
-    assert f'wrote {output}: 2 records (of 16 asked' in out
+    assert (f'wrote {output}: 2 records (of 16 asked: all there are) of {two_splits} '
+            '(split val)') in out
     written = np.asarray(Image.open(output))
     expected = show.contact_sheet([str(two_splits)], split='val').image
     assert np.array_equal(written, np.asarray(expected))
@@ -467,6 +469,18 @@ def test_usage_errors_exit_2(tmp_path, capsys, two_splits, argv, message):
     status, _, err = run(capsys, 'show', *argv)
     assert status == 2
     assert message.format(tmp=tmp_path) in err
+
+
+def test_unreadable_dataset_info_and_empty_split_exit_1(capsys, two_splits):
+    info_path = two_splits / 'dataset_info.json'
+    info = json.loads(info_path.read_text())
+    info_path.write_text('{"splits": {')
+    status, _, err = run(capsys, 'show', str(two_splits))
+    assert status == 1 and f'{info_path} is not valid JSON' in err
+    info['splits']['train']['shards'] = []
+    info_path.write_text(json.dumps(info))
+    status, _, err = run(capsys, 'show', str(two_splits))
+    assert status == 1 and 'no record files (the split lists no shards)' in err
 
 
 def test_help_has_a_description_and_an_example(capsys):

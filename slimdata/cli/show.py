@@ -50,22 +50,16 @@ def run(args: argparse.Namespace) -> int:
         if not any(char in path for char in '*?[') and not fs.exists(path):
             raise common.CommandLineError(f'{path} does not exist')
     try:
-        selection = show.select_records(args.paths, args.split)
+        sheet = show.contact_sheet(args.paths, args.num_records, args.split, args.columns,
+                                   args.size or show.MAX_SIDE, args.compression)
+        fs.write_bytes_atomic(args.output, sheet.png_bytes())
     except show.SelectionError as error:
         raise common.CommandLineError(str(error)) from error
-    try:
-        samples = show.read_samples(selection.files, args.num_records, args.compression)
-        if not samples:
-            raise ValueError(f'no records in {", ".join(selection.files)}')
-        sheet = show.render(samples, selection.labels_to_names, selection.ignore_label,
-                            selection.title, args.columns,
-                            args.size or show.MAX_SIDE)
-        fs.write_bytes_atomic(args.output, sheet.png_bytes())
     except (ValueError, OSError) as error:  # TFRecordError, AnnotationError are ValueErrors
         print(f'error: {error}', file=sys.stderr)
         return 1
-    fewer = f' (of {args.num_records} asked; that is all there are)' if len(
-        samples) < args.num_records else ''
-    progress.result(f'wrote {args.output}: {len(samples)} records{fewer} of {selection.title}, '
+    drawn = len(sheet.cells)
+    fewer = f' (of {args.num_records} asked: all there are)' if drawn < args.num_records else ''
+    progress.result(f'wrote {args.output}: {drawn} records{fewer} of {sheet.title}, '
                     f'{sheet.image.width}x{sheet.image.height} pixels')
     return 0
