@@ -348,7 +348,9 @@ class ContactSheet:
 
     def png_bytes(self) -> bytes:
         buffer = io.BytesIO()
-        self.image.save(buffer, format='PNG', optimize=True)
+        # zlib's default level: `optimize=True` (level 9) took 2.5 times as long on a 16-record
+        # VOC segmentation sheet (0.99 s against 0.40 s) to make it 1.2% smaller.
+        self.image.save(buffer, format='PNG')
         return buffer.getvalue()
 
 
