@@ -264,9 +264,8 @@ def _decode_image(found: Annotations) -> Image.Image:
         return Image.fromarray(pixels[..., 0] if channels == 1 else pixels).convert('RGB')
     image = images.decode_with_pillow(found.image,
                                       f'{found.where}, key {annotations_lib.IMAGE_KEY!r}')
-    if image.mode.startswith('I'):  # 16- or 32-bit grey: show its top 8 bits
-        bits = 16 if image.mode.startswith('I;16') else 32
-        image = Image.fromarray((np.asarray(image).astype(np.uint64) >> (bits - 8))
+    if image.mode.startswith('I'):  # 16-bit grey (a PNG's, which Pillow may open as 'I')
+        image = Image.fromarray(np.clip(np.asarray(image).astype(np.int64) >> 8, 0, 255)
                                 .astype(np.uint8))
     return image.convert('RGB')
 

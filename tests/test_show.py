@@ -315,6 +315,16 @@ def test_raw_pixel_records(tmp_path):
                           np.repeat(np.repeat(pixels, scale, 0), scale, 1))
 
 
+def test_16_bit_grey_images_show_their_top_8_bits(tmp_path):
+    depth = np.arange(0, 65536, 1024, dtype=np.uint16).reshape(8, 8)
+    encoded = tf.io.encode_png(depth[..., None]).numpy()
+    sheet = sheet_of(tmp_path, [example(image__encoded=encoded, image__class__label=0)])
+    cell, = sheet.cells
+    (x0, y0), scale = cell.origin, int(cell.scale)
+    drawn = pixels_of(sheet)[y0:y0 + 8 * scale:scale, x0:x0 + 8 * scale:scale, 0]
+    assert np.array_equal(drawn, depth >> 8)
+
+
 # ----------------------------------------------------------------------------------------------
 # which records
 
