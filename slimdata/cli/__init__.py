@@ -4,6 +4,8 @@
     slimdata verify  PATH...          every record's CRCs, and the counts in dataset_info.json
     slimdata inspect FILE [-n N]      the features of the first records, and a keys_to_features
     slimdata index   PATH...          DALI / `tfrecord`-package index files
+    slimdata show    PATH... [-n N]   a PNG contact sheet of the first records (labels, boxes,
+                                      class masks drawn)
     slimdata convert KIND SRC OUT     raw data -> sharded TFRecords + dataset_info.json
                                       (KIND: image-folder, mnist-idx, voc, voc-seg,
                                       cityscapes, ade20k; `slimdata convert KIND --help`)
@@ -16,8 +18,8 @@ are taken) or a glob.
 Each command is a module `slimdata.cli.<command>` with `register(commands, selected)`, which
 adds its sub-parser (and, when `selected`, i.e. when it is the command being run, whatever is
 costly to load, such as the converters' own options), and the `run(args) -> int` it sets as
-the parser's default. Modules import nothing heavy at import time: `count`, `verify` and
-`index` never import TensorFlow.
+the parser's default. Modules import nothing heavy at import time: `count`, `verify`,
+`index` and `show` never import TensorFlow.
 
 Exit status: 0 when all is well, 1 when a file has a problem, 2 for a usage error (such as a
 path that matches nothing), 130 after Ctrl-C and 143 after SIGTERM (or SIGHUP), which are
@@ -38,7 +40,7 @@ from slimdata.cli.common import CommandLineError
 
 #: The commands, in the order `slimdata --help` lists them; each is `slimdata.cli.<name>`
 #: (`patch_tf_slim` is the command `patch-tf-slim`).
-COMMANDS = ('count', 'verify', 'inspect', 'index', 'convert', 'patch_tf_slim')
+COMMANDS = ('count', 'verify', 'inspect', 'index', 'show', 'convert', 'patch_tf_slim')
 
 
 def build_parser(selected: Optional[str] = None) -> argparse.ArgumentParser:
