@@ -15,7 +15,7 @@ from conftest import write_with_tf
 # The environment of a user, without the tests' own quieting of TensorFlow (conftest.py).
 USER_ENV = {key: value for key, value in os.environ.items()
             if key not in ('TF_CPP_MIN_LOG_LEVEL', 'TF_ENABLE_ONEDNN_OPTS')}
-COMMANDS = ('count', 'verify', 'inspect', 'index', 'convert', 'patch-tf-slim')
+COMMANDS = ('count', 'verify', 'inspect', 'index', 'show', 'convert', 'patch-tf-slim')
 
 
 def slimdata(*argv, env=None):
