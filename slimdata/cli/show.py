@@ -11,16 +11,17 @@ DEFAULT_OUTPUT = 'show.png'
 
 
 def register(commands: argparse._SubParsersAction, selected: bool) -> None:
-    parser = commands.add_parser(
-        'show', help='draw the first records (images with labels, boxes, class masks) as a '
-                     'PNG contact sheet',
-        description='Draws the first records of a dataset folder, record files or a glob as '
-                    'a PNG contact sheet: classification images with their label names, '
-                    'detection boxes with their labels (difficult ones dashed), segmentation '
-                    'images mixed with their class map in the Pascal VOC palette. Reads '
-                    "slimdata's layouts and those of slim, SSD-Tensorflow, deeplab and the "
-                    'Object Detection API.',
-        epilog='example: slimdata show out/voc2007 --split trainval -n 8 -o voc.png')
+    parser = common.command_parser(
+        commands, 'show',
+        'draw the first records (images with labels, boxes, class masks) as a PNG contact '
+        'sheet',
+        'Draws the first records of a dataset folder, record files or a glob as a PNG contact '
+        'sheet: classification images with their label names, detection boxes with their '
+        'labels (difficult ones dashed), segmentation images mixed with their class map in '
+        "the Pascal VOC palette. Reads slimdata's layouts and those of slim, SSD-Tensorflow, "
+        'deeplab and the Object Detection API.',
+        examples=['slimdata show out/voc2007 --split trainval -n 8 -o voc.png',
+                  'slimdata show out/voc_seg --split val -o seg.png'])
     parser.add_argument('paths', nargs='+', metavar='PATH',
                         help='a dataset folder, record files, or globs')
     parser.add_argument('-n', '--num-records', type=common.positive_int, default=16,
