@@ -497,4 +497,4 @@ def test_help_has_a_description_and_an_example(capsys):
     with pytest.raises(SystemExit):
         cli.main(['show', '--help'])
     out = capsys.readouterr().out
-    assert 'contact sheet' in out and 'example: slimdata show' in out
+    assert 'contact sheet' in out and 'examples:\n  slimdata show' in out
