@@ -39,7 +39,8 @@ class DatasetBatchProvider(data_provider.DataProvider):
     def __init__(self, dataset, batch_size, num_readers=1, reader_kwargs=None, shuffle=True,
                  num_epochs=None, common_queue_capacity=256, common_queue_min=128,
                  record_key='record_key', seed=None, scope=None, num_threads=1, capacity=4,
-                 allow_smaller_final_batch=False, skip_corrupt=False):
+                 allow_smaller_final_batch=False, skip_corrupt=False, num_workers=1,
+                 worker_index=0):
         """Creates a DatasetBatchProvider.
 
         Args:
@@ -63,7 +64,7 @@ class DatasetBatchProvider(data_provider.DataProvider):
           allow_smaller_final_batch: if True, the last batch of the last epoch holds the
             remaining records (fewer than `batch_size`) and the batch dimension is None;
             if False those records are dropped, as `tf.compat.v1.train.batch` does.
-          skip_corrupt: as in `DatasetDataProvider`.
+          skip_corrupt, num_workers, worker_index: as in `DatasetDataProvider`.
 
         Raises:
           ValueError: if `record_key` matches one of the items in the dataset, if
@@ -84,7 +85,8 @@ class DatasetBatchProvider(data_provider.DataProvider):
                 num_readers=num_readers, reader_kwargs=reader_kwargs, shuffle=shuffle,
                 capacity=common_queue_capacity, min_after_dequeue=common_queue_min,
                 seed=seed, num_samples=dataset.num_samples, skip_corrupt=skip_corrupt,
-                record_check=record_check_of(dataset.decoder))
+                record_check=record_check_of(dataset.decoder), num_workers=num_workers,
+                worker_index=worker_index)
             read = reader.read_up_to if allow_smaller_final_batch else reader.read_many
             keys, records = read(filename_queue, batch_size)
             decoded, example_shapes = _decode_batch(dataset.decoder, items, keys, records)

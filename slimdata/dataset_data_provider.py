@@ -35,7 +35,8 @@ class DatasetDataProvider(data_provider.DataProvider):
 
     def __init__(self, dataset, num_readers=1, reader_kwargs=None, shuffle=True,
                  num_epochs=None, common_queue_capacity=256, common_queue_min=128,
-                 record_key='record_key', seed=None, scope=None, skip_corrupt=False):
+                 record_key='record_key', seed=None, scope=None, skip_corrupt=False,
+                 num_workers=1, worker_index=0):
         """Creates a DatasetDataProvider.
 
         Args:
@@ -58,6 +59,12 @@ class DatasetDataProvider(data_provider.DataProvider):
             warning of the `slimdata` logger at the end of the epoch. The files are then read
             by tf.data into the common queue (a TensorFlow reader cannot go on past a damaged
             record).
+          num_workers, worker_index: in a job of several workers, the number of workers and
+            this one's index (defaults: one worker reading everything, as tf_slim). Each reads
+            its share of the data files, or of their records when there are fewer files than
+            workers, so that over all workers every record is read once per epoch
+            (`slimdata.workers`; `slimdata.workers.from_tf_config()` gives both from
+            TF_CONFIG). `num_samples()` stays the whole dataset's.
 
         Raises:
           ValueError: if `record_key` matches one of the items in the dataset.
@@ -73,7 +80,8 @@ class DatasetDataProvider(data_provider.DataProvider):
                 num_readers=num_readers, reader_kwargs=reader_kwargs, shuffle=shuffle,
                 capacity=common_queue_capacity, min_after_dequeue=common_queue_min, seed=seed,
                 num_samples=dataset.num_samples, skip_corrupt=skip_corrupt,
-                record_check=record_check_of(dataset.decoder))
+                record_check=record_check_of(dataset.decoder), num_workers=num_workers,
+                worker_index=worker_index)
             key, data = reader.read(filename_queue)
         items_to_tensors = dict(zip(items, decode_record(dataset.decoder, data, items, key)))
         items_to_tensors[record_key] = key

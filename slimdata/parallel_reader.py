@@ -22,7 +22,7 @@ the end of the input is checked too: the readers must have read what the files h
 import dataclasses
 from typing import Optional
 
-from slimdata import record_checks
+from slimdata import record_checks, workers
 from slimdata._tf import require_graph_mode, tf
 
 _GLOB_CHARACTERS = ('*', '?', '[')
@@ -222,7 +222,7 @@ def parallel_read(data_sources, reader_class, num_epochs=None, num_readers=4,
 def make_parallel_reader(data_sources, reader_class, num_epochs=None, num_readers=4,
                          reader_kwargs=None, shuffle=True, dtypes=None, capacity=256,
                          min_after_dequeue=128, seed=None, num_samples=None,
-                         skip_corrupt=False, record_check=None):
+                         skip_corrupt=False, record_check=None, num_workers=1, worker_index=0):
     """The ParallelReader and filename queue of `parallel_read`, for reading several records
     per step (`reader.read_up_to(filename_queue, n)`); the arguments are `parallel_read`'s,
     and:
@@ -231,6 +231,8 @@ def make_parallel_reader(data_sources, reader_class, num_epochs=None, num_reader
         having read another number is an error.
       skip_corrupt: see below.
       record_check: see `ParallelReader`.
+      num_workers, worker_index: read only this worker's part of the data files, or of their
+        records when there are fewer files than workers (`slimdata.workers`).
 
     With `skip_corrupt=True` (TFRecord files only), tf.data reads the files into the common
     queue in place of `num_readers` TensorFlow readers (tf.data can go on past a damaged
@@ -248,8 +250,14 @@ def make_parallel_reader(data_sources, reader_class, num_epochs=None, num_reader
       RuntimeError: under eager execution.
     """
     require_graph_mode('make_parallel_reader')
-    data_files = _read_files(data_sources)
+    data_files, keep_share = workers.files_of_worker(_read_files(data_sources), num_workers,
+                                                     worker_index)
+    if num_workers > 1 and not keep_share:
+        num_samples = None  # it counts every worker's files
     checks = _checked(data_files, reader_class, reader_kwargs, num_samples, skip_corrupt)
+    if keep_share and checks is None:
+        raise ValueError('dividing the records of fewer data files than workers needs '
+                         'tf.compat.v1.TFRecordReader; write at least num_workers files')
     dtypes = dtypes or [tf.string, tf.string]
     # Readers give scalar keys and values. Saying so lets read_up_to and read_many dequeue
     # several at once (tf_slim's shapeless queue refused both).
@@ -264,12 +272,13 @@ def make_parallel_reader(data_sources, reader_class, num_epochs=None, num_reader
     tf.compat.v1.summary.scalar(
         'fraction_of_%d_full' % capacity,
         tf.cast(common_queue.size(), tf.float32) * (1. / capacity))
-    if skip_corrupt:
-        accounts = record_checks.ReadAccounts(checks, num_samples, skip_corrupt=True)
+    if skip_corrupt or keep_share:
+        accounts = record_checks.ReadAccounts(checks, num_samples, skip_corrupt=skip_corrupt)
         records = record_checks.counted_records(
             checks, record_checks.compression_of(reader_kwargs), shuffle, num_epochs,
             num_readers, seed, accounts)
-        return _DatasetFedReader(records, common_queue, record_check), None
+        share = (num_workers, worker_index) if keep_share else None
+        return _DatasetFedReader(records, common_queue, record_check, share), None
     filename_queue = tf.compat.v1.train.string_input_producer(
         data_files, num_epochs=num_epochs, shuffle=shuffle, seed=seed, name='filenames')
     end_of_input_check = None
@@ -381,17 +390,20 @@ def _add_checked_runners(common_queue, enqueue_ops, check, count_records_read):
 
 
 class _DatasetFedReader:
-    """The reading side of a ParallelReader whose common queue tf.data fills (skip_corrupt).
+    """The reading side of a ParallelReader whose common queue tf.data fills (skip_corrupt, or
+    a worker's share of the records of fewer files than workers).
 
     One queue runner moves the batches of (key, record) pairs of `records` into the common
-    queue, and closes it when `records` ends. The `queue` arguments of the read methods are
-    ignored: there is no filename queue.
+    queue (only the worker's share, given `share` = (num_workers, worker_index)), and closes
+    it when `records` ends. The `queue` arguments of the read methods are ignored: there is no
+    filename queue.
     """
 
-    def __init__(self, records, common_queue, record_check=None):
+    def __init__(self, records, common_queue, record_check=None, share=None):
         self._records = records
         self._common_queue = common_queue
         self._record_check = record_check
+        self._share = share
         self._configured = False
 
     @property
@@ -413,7 +425,11 @@ class _DatasetFedReader:
     def _configure(self):
         if self._configured:
             return
-        keys, values, _ = tf.compat.v1.data.make_one_shot_iterator(self._records).get_next()
+        keys, values, indices = tf.compat.v1.data.make_one_shot_iterator(
+            self._records).get_next()
+        if self._share is not None:
+            keep = workers.keep_mask(indices, *self._share)
+            keys, values = tf.boolean_mask(keys, keep), tf.boolean_mask(values, keep)
         tf.compat.v1.train.add_queue_runner(tf.compat.v1.train.QueueRunner(
             self._common_queue,
             [self._common_queue.enqueue_many(

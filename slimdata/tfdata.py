@@ -16,7 +16,7 @@ Items are decoded by the descriptor's own decoder, so they equal what the provid
 
 from typing import Dict, Optional, Sequence
 
-from slimdata import record_checks
+from slimdata import record_checks, workers
 from slimdata._tf import tf
 from slimdata.parallel_reader import get_data_files
 from slimdata.tfexample_decoder import checked_records, decode_record
@@ -29,7 +29,8 @@ def to_tf_data(dataset, items: Optional[Sequence[str]] = None, shuffle: bool = T
                shuffle_buffer_size: int = 256, seed: Optional[int] = None,
                reader_kwargs: Optional[Dict] = None, record_key: str = 'record_key',
                num_parallel_calls: int = AUTOTUNE,
-               skip_corrupt: bool = False) -> tf.data.Dataset:
+               skip_corrupt: bool = False, num_workers: int = 1,
+               worker_index: int = 0) -> tf.data.Dataset:
     """Returns a `tf.data.Dataset` of item dicts for a `slimdata.dataset.Dataset`.
 
     The arguments mirror `DatasetDataProvider`'s, so a port can keep its settings.
@@ -57,6 +58,9 @@ def to_tf_data(dataset, items: Optional[Sequence[str]] = None, shuffle: bool = T
       skip_corrupt: if True, a damaged file is read up to its damage and the rest of it is
         skipped; each epoch's skipped records are counted and reported in a warning of the
         `slimdata` logger at the end of the epoch.
+      num_workers, worker_index: read only this worker's share of the data files, or of
+        their records when there are fewer files than workers (see `DatasetDataProvider`
+        and `slimdata.workers`).
 
     Returns:
       A `tf.data.Dataset` of dicts from item name to tensor, one element per record.
@@ -74,12 +78,19 @@ def to_tf_data(dataset, items: Optional[Sequence[str]] = None, shuffle: bool = T
     with_key = items is None or record_key in items
     compression = record_checks.compression_of(reader_kwargs)
 
-    checks = record_checks.check_data_files(get_data_files(dataset.data_sources), compression,
-                                            skip_corrupt)
-    record_checks.warn_if_num_samples_differs(checks, dataset.num_samples)
-    accounts = record_checks.ReadAccounts(checks, dataset.num_samples, skip_corrupt)
+    data_files, keep_share = workers.files_of_worker(get_data_files(dataset.data_sources),
+                                                     num_workers, worker_index)
+    # With the files divided, num_samples counts every worker's files, not this one's.
+    num_samples = dataset.num_samples if num_workers == 1 or keep_share else None
+    checks = record_checks.check_data_files(data_files, compression, skip_corrupt)
+    record_checks.warn_if_num_samples_differs(checks, num_samples)
+    accounts = record_checks.ReadAccounts(checks, num_samples, skip_corrupt)
     records = record_checks.counted_records(checks, compression, shuffle, num_epochs,
                                             num_readers, seed, accounts)
+    if keep_share:
+        records = records.map(lambda keys, batch, indices: tuple(
+            tf.boolean_mask(tensor, workers.keep_mask(indices, num_workers, worker_index))
+            for tensor in (keys, batch, indices)))
     # Records are checked a batch at a time (see `checked_records`), then decoded one by one.
     records = records.map(lambda keys, batch, indices: (
         keys, checked_records(dataset.decoder, batch, keys))).unbatch()
