@@ -15,7 +15,7 @@ through the display so that they never land inside a bar.
 
 import sys
 import time
-from typing import Optional, TextIO
+from typing import Any, Optional, TextIO
 
 from tqdm import tqdm
 
@@ -47,15 +47,17 @@ class Progress:
       stream: where to show it; stderr by default.
       unit_scale: show large counts as k/M/G (for bytes).
       delay: a terminal bar appears only after this many seconds (short work shows none).
+      initial: work already done (a training run resumed from a checkpoint).
     """
 
     def __init__(self, total: Optional[float], desc: str, unit: str = 'ex',
                  stream: Optional[TextIO] = None, unit_scale: bool = False,
-                 delay: float = 0.0):
+                 delay: float = 0.0, initial: float = 0):
         self.total = total
         self.desc = desc
         self.unit = unit
-        self.count = 0
+        self.count = initial
+        self._postfix = ''
         self._stream = stream or sys.stderr
         self._unit_scale = unit_scale
         self._started = time.perf_counter()
@@ -68,7 +70,7 @@ class Progress:
         if not self._quiet and not self._lines:
             self._bar = tqdm(total=total, desc=desc, unit=unit, file=self._stream,
                              unit_scale=unit_scale, unit_divisor=1024 if unit_scale else 1000,
-                             delay=delay, dynamic_ncols=True)
+                             delay=delay, dynamic_ncols=True, initial=initial)
 
     def _line_step(self) -> float:
         return self.total * LINE_FRACTION if self.total else float('inf')
@@ -89,6 +91,12 @@ class Progress:
                 self._next_line_time = now + LINE_SECONDS
                 self._last_line = now
 
+    def set_postfix(self, **values: Any) -> None:
+        """Figures shown after the count (a loss), on the bar or at the end of each line."""
+        if self._bar is not None:
+            self._bar.set_postfix(values)
+        self._postfix = ', '.join(f'{name}={value}' for name, value in values.items())
+
     def write(self, message: str) -> None:
         """Shows a message above the bar (or as a line), even when quiet."""
         if self._bar is not None:
@@ -104,14 +112,22 @@ class Progress:
         elif self._lines and not self._quiet and self.count:
             seconds = time.perf_counter() - self._started
             rate = self.count / seconds if seconds > 0 else 0
+            postfix = f', {self._postfix}' if self._postfix else ''
             self._print(f'{self.desc}: done, {self._amount(self.count)} in {seconds:.1f} s '
-                        f'({self._amount(rate)}/s)')
+                        f'({self._amount(rate)}/s){postfix}')
         self._lines = False
 
     def _status(self, now: float) -> str:
-        done = (f'{100 * self.count / self.total:.0f}% ({self._amount(self.count)} of '
-                f'{self._amount(self.total)})' if self.total else self._amount(self.count))
-        return f'{self.desc}: {done} in {now - self._started:.1f} s'
+        if not self.total:
+            done = self._amount(self.count)
+        elif self._unit_scale:
+            done = (f'{100 * self.count / self.total:.0f}% ({self._amount(self.count)} of '
+                    f'{self._amount(self.total)})')
+        else:
+            done = (f'{100 * self.count / self.total:.0f}% '
+                    f'({self.count:,}/{self.total:,} {self.unit})')
+        postfix = f', {self._postfix}' if self._postfix else ''
+        return f'{self.desc}: {done} in {now - self._started:.1f} s{postfix}'
 
     def _amount(self, value: float) -> str:
         if self._unit_scale:

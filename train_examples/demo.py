@@ -55,7 +55,7 @@ if TRAIN_EXAMPLES not in sys.path:
 
 import numpy as np  # noqa: E402
 from PIL import Image  # noqa: E402
-from tqdm import tqdm  # noqa: E402
+from slimdata.progress import Progress  # noqa: E402
 
 import eval_classifier  # noqa: E402
 import train_classifier  # noqa: E402
@@ -322,7 +322,7 @@ def decode_split(records_dir: str, split: str) -> List[Tuple[np.ndarray, int]]:
         provider = slim.dataset_data_provider.DatasetDataProvider(
             dataset, shuffle=False, num_epochs=1)
         image, label = provider.get(['image', 'label'])
-        with tqdm(total=dataset.num_samples, desc=f'decode {split}', unit='ex') as bar:
+        with Progress(dataset.num_samples, f'decode {split}', unit='ex') as bar:
             with QueueSession() as session:
                 while True:  # until the epoch is used up: QueueSession ends the block there
                     decoded.append(session.run([image, label]))
