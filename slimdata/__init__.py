@@ -18,7 +18,7 @@ Code you cannot edit keeps ``tf_slim``: ``slimdata.patch_tf_slim()`` (or the sta
 ``slimdata.tf_slim_patch``.
 """
 
-__version__ = '0.1.0'
+__version__ = '0.2.0'
 
 
 def __getattr__(name):
