@@ -69,7 +69,8 @@ def run_jobs(jobs: List[ShardJob], encode: Callable, split: str, beam_options: S
     fs.makedirs(staging)
     try:
         fs.write_bytes_atomic(os.path.join(staging, 'pieces.pkl'), pickle.dumps(pieces))
-        with beam.Pipeline(options=PipelineOptions(list(beam_options))) as pipeline:
+        options = PipelineOptions(_in_process_direct_runner(beam_options))
+        with beam.Pipeline(options=options) as pipeline:
             _ = (pipeline
                  | 'Pieces' >> beam.Create(range(len(pieces)))
                  | 'Encode' >> beam.Map(_encode_piece, staging, encode, split)
@@ -84,6 +85,18 @@ def run_jobs(jobs: List[ShardJob], encode: Callable, split: str, beam_options: S
         raise
     finally:
         remove_staging(staging)
+
+
+def _in_process_direct_runner(beam_options: Sequence[str]) -> List[str]:
+    """The options, with Beam's DirectRunner run in this process (its FnApiRunner).
+
+    Beam's DirectRunner first tries its Prism runner, which it downloads from GitHub (on a
+    machine without the network that fails, after a wait) and which leaves temporary folders
+    in /tmp on every run; for the pipelines here it then runs the FnApiRunner anyway.
+    """
+    return ['--runner=FnApiRunner' if option in ('--runner=DirectRunner',
+                                                   '--runner=directrunner') else option
+            for option in beam_options]
 
 
 def _pieces(jobs: Sequence[ShardJob]) -> List[Piece]:
