@@ -2,7 +2,7 @@
 
 import argparse
 import json
-from typing import Any, List, Sequence
+from typing import Any, Callable, List, Sequence
 
 from slimdata.records import tfrecord
 
@@ -74,52 +74,35 @@ def megabytes(num_bytes: int) -> str:
 # ----------------------------------------------------------------------------------------------
 # Argument types: argparse names the flag and exits 2 when one refuses a value
 
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f'expected a whole number of at least 1, got {text!r}')
-    return value
+def _bounded(parse: Callable[[str], Any], accept: Callable[[Any], bool],
+             expected: str) -> Callable[[str], Any]:
+    """An argparse type: `parse(text)` if `accept` takes it, else "expected <expected>"."""
+    def check(text: str) -> Any:
+        try:
+            value = parse(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f'expected {expected}, got {text!r}') from None
+        if not accept(value):
+            raise argparse.ArgumentTypeError(f'expected {expected}, got {text!r}')
+        return value
+    return check
 
 
-def label_value(text: str) -> int:
-    """An argparse type: a value an 8-bit label map can hold, 0 to 255."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value <= 255:
-        raise argparse.ArgumentTypeError(f'expected a label value from 0 to 255, got {text!r}')
-    return value
-
-
-def ratio(text: str) -> float:
-    """An argparse type: a number in [0, 1)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f'expected a number from 0 to below 1, got {text!r}')
-    return value
+positive_int = _bounded(int, lambda value: value >= 1, 'a whole number of at least 1')
+label_value = _bounded(int, lambda value: 0 <= value <= 255, 'a label value from 0 to 255')
+ratio = _bounded(float, lambda value: 0 <= value < 1, 'a number from 0 to below 1')
 
 
 _BYTE_UNITS = {'': 1, 'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30, 'T': 1 << 40}
 
 
-def byte_size(text: str) -> int:
-    """An argparse type: bytes, with an optional K/M/G/T suffix (powers of 1024)."""
+def _parse_byte_size(text: str) -> int:
     number, unit = text.strip().upper().rstrip('B'), ''
     if number and number[-1] in _BYTE_UNITS:
         number, unit = number[:-1], number[-1]
-    try:
-        value = int(float(number) * _BYTE_UNITS[unit])
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f'expected a size such as 1G, 512M or 1000000, got '
-                                         f'{text!r}')
-    return value
+    return int(float(number) * _BYTE_UNITS[unit])
+
+
+#: An argparse type: bytes, with an optional K/M/G/T suffix (powers of 1024).
+byte_size = _bounded(_parse_byte_size, lambda value: value >= 1,
+                     'a size such as 1G, 512M or 1000000')
