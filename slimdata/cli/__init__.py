@@ -47,7 +47,13 @@ def build_parser(selected: Optional[str] = None) -> argparse.ArgumentParser:
     """The argument parser; the command named `selected` registers its costly parts too."""
     parser = argparse.ArgumentParser(
         prog='slimdata', description='TFRecord tools and dataset converters of slimdata '
-                                     '(the TF-Slim data layer on modern TensorFlow).')
+                                     '(the TF-Slim data layer on modern TensorFlow).',
+        epilog='examples:\n'
+               '  slimdata convert voc VOCdevkit/ out/voc2007 --year 2007 --split trainval\n'
+               '  slimdata verify out/voc2007\n'
+               '  slimdata show out/voc2007 -o voc.png\n'
+               '  slimdata COMMAND --help',
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--version', action='version', version=f'slimdata {__version__}')
     commands = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
     for name in COMMANDS:
