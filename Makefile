@@ -7,14 +7,14 @@ STAMP   = $(VENV)/.installed-stamp
 # A pytest -n value; 2 matches the project's 2-core machines.
 WORKERS ?= 2
 
-.PHONY: demo test bench venv clean
+.PHONY: demo test lint bench venv clean
 
 venv: $(STAMP)
 
 $(STAMP): setup.py pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[cpu,dev]'
+	$(PY) -m pip install --quiet -e '.[cpu,dev,beam]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -22,6 +22,9 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/pytest -n $(WORKERS) -q
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_pipeline.py

@@ -27,6 +27,7 @@ setup(
     python_requires='>=3.10',
     # datasets/ installs as slimdata.datasets, never as a top-level `datasets` (Hugging Face's).
     packages=find_packages(include=['slimdata', 'slimdata.*']) + ['slimdata.datasets'],
+    package_data={'slimdata': ['py.typed']},  # the public API is typed (PEP 561)
     package_dir={'slimdata': 'slimdata', 'slimdata.datasets': 'datasets'},
     install_requires=[
         'numpy>=1.24',
@@ -34,6 +35,8 @@ setup(
         'crc32c>=2.3',
         'defusedxml>=0.7',
         'pillow>=10',
+        # The Example schema (slimdata.records.example_schema) without TensorFlow.
+        'protobuf>=4.21',
         # The facade `from slimdata import slim` re-exports tf_slim's layers and training.
         'tf-slim>=1.1',
         # `slimdata port` edits code through its concrete syntax tree (comments survive).
@@ -41,7 +44,9 @@ setup(
     ],
     extras_require={
         **TENSORFLOW_EXTRAS,
-        'dev': ['pytest>=7', 'pytest-xdist>=3', 'hypothesis>=6', 'tfrecord>=1.14'],
+        'dev': ['pytest>=7', 'pytest-xdist>=3', 'hypothesis>=6', 'tfrecord>=1.14', 'ruff>=0.6'],
+        # Conversion on Apache Beam runners (slimdata convert ... --runner DataflowRunner).
+        'beam': ['apache-beam>=2.60'],
     },
     entry_points={'console_scripts': ['slimdata = slimdata.cli:main']},
     classifiers=[

@@ -22,7 +22,10 @@ Converters:
 
 Images are identified by their bytes, not their names: a file that is not a JPEG or PNG is an
 error naming it, or with `on_non_image='skip'` is left out and counted in the train split's
-summary. Every image is decoded once with Pillow, so a corrupt one is an error naming it.
+summary. Every source file is read through `convert_utils.SourcePolicy` (nothing outside the
+source folder, nothing but regular files, a size bound) and every image checked
+(`slimdata.records.images`), so a damaged one is an error naming it. Class names and labels
+taken from file names must be UTF-8 (they are stored as text); other names may be anything.
 The train/validation split is a seeded shuffle of the sorted file list: the same files and
 seed give the same split on any machine.
 
@@ -38,17 +41,19 @@ import it when called.
 
 import argparse
 import dataclasses
-import gzip
+import functools
 import os
+import zlib
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from slimdata.records import dataset_info
 from slimdata.dataset import Dataset
+from slimdata.cli import common as arguments
 from slimdata.datasets import convert_utils
+from slimdata.records import dataset_info, fs, images
 from slimdata.records.example import serialize_example
-from slimdata.records.writer import WriteSummary, write_sharded
+from slimdata.records.writer import SplitSource, WriteSummary, write_dataset
 
 ON_NON_IMAGE_CHOICES = ('error', 'skip')
 NON_IMAGE_REASON = 'not a JPEG or PNG image'
@@ -175,15 +180,22 @@ def get_split(dataset_name: str, split_name: str, dataset_dir: str,
 # Encoding one example
 
 
-def encode_image_file(item: Tuple[str, int]) -> bytes:
-    """Serializes one (path, label): the file's bytes unchanged, its size from Pillow.
+def encode_image_file(item: Tuple[str, int],
+                      policy: Optional[convert_utils.SourcePolicy] = None) -> bytes:
+    """Serializes one (path, label): the file's bytes unchanged, its size from its header.
+
+    Args:
+      item: (the image file, its label id).
+      policy: how the file is read and checked; by default, any local file with the
+        structure check.
 
     Raises:
-      ValueError: naming the file, if it is not a JPEG/PNG or does not decode.
+      ValueError: naming the file, if it is not a JPEG/PNG or is damaged.
     """
     path, label = item
-    image = convert_utils.read_image(path)
-    return _serialize(image.data, image.format, label, image.height, image.width)
+    policy = policy or convert_utils.SourcePolicy(os.path.dirname(path) or '.')
+    data, image = policy.read_image(path)
+    return _serialize(data, image.format, label, image.height, image.width)
 
 
 def encode_pixels(item: Tuple[np.ndarray, int]) -> bytes:
@@ -220,19 +232,28 @@ class ImageListing:
 class _ImageFilter:
     """Decides which files are images, refusing or counting the others."""
 
-    def __init__(self, on_non_image: str):
+    def __init__(self, on_non_image: str, policy: convert_utils.SourcePolicy):
         if on_non_image not in ON_NON_IMAGE_CHOICES:
             raise ValueError(f'on_non_image must be one of {ON_NON_IMAGE_CHOICES}, '
                              f'got {on_non_image!r}')
         self._skip = on_non_image == 'skip'
+        self._policy = policy
         self.skipped: Dict[str, List[str]] = {}
 
     def is_image(self, path: str) -> bool:
-        """True for a JPEG/PNG file; False (counted) or ValueError for anything else."""
-        from slimdata._tf import tf
-        is_folder = tf.io.gfile.isdir(path)
-        if not is_folder and convert_utils.sniff_image_format(path):
-            return True
+        """True for a JPEG/PNG file; False (counted) or ValueError for anything else.
+
+        A file that leaves the source folder through a symlink, or is not a regular file
+        (a FIFO, a device), is refused whatever `on_non_image` says: it is not a
+        non-image to leave out but a tree to fix.
+        """
+        is_folder = fs.isdir(path)
+        if not is_folder:
+            self._policy.check_regular_file(path)
+            head = fs.read_source(path, self._policy.roots(), self._policy.max_file_bytes,
+                                  head=images.SIGNATURE_LENGTH)
+            if images.image_format_of(head):
+                return True
         if not self._skip:
             raise ValueError(f'{path} is {"a folder" if is_folder else NON_IMAGE_REASON}; '
                              'remove it, or pass on_non_image=\'skip\' (--skip-non-images) '
@@ -241,28 +262,35 @@ class _ImageFilter:
         return False
 
 
-def list_class_folders(src: str, on_non_image: str = 'error') -> ImageListing:
+def list_class_folders(src: str, on_non_image: str = 'error',
+                       policy: Optional[convert_utils.SourcePolicy] = None) -> ImageListing:
     """Lists `src/<class>/<image>`: class folders sorted by name get labels 0..n-1.
 
     Raises:
-      ValueError: for a folder without class folders, or (with on_non_image='error') a file
-        or folder in a class folder that is not a JPEG/PNG image.
+      ValueError: for a folder without class folders, a class folder name that is not UTF-8,
+        or (with on_non_image='error') a file or folder in a class folder that is not a
+        JPEG/PNG image.
     """
-    from slimdata._tf import tf
-    image_filter = _ImageFilter(on_non_image)
-    class_names = [name for name in convert_utils.sorted_listdir(src)
-                   if tf.io.gfile.isdir(os.path.join(src, name))]
+    policy = policy or convert_utils.SourcePolicy(src)
+    image_filter = _ImageFilter(on_non_image, policy)
+    class_names = [name for name in _listdir(src) if fs.isdir(os.path.join(src, name))]
     if not class_names:
         raise ValueError(f'{src} has no class folders; the class_folders layout is '
                          'SRC/<class name>/<image files>')
     items = []
     for label, class_name in enumerate(class_names):
         class_dir = os.path.join(src, class_name)
+        convert_utils.utf8_name(class_name, class_dir, 'class folder name')
         items += [(path, label) for path in
-                  (os.path.join(class_dir, name)
-                   for name in convert_utils.sorted_listdir(class_dir))
+                  (os.path.join(class_dir, name) for name in _listdir(class_dir))
                   if image_filter.is_image(path)]
     return ImageListing(items, dict(enumerate(class_names)), image_filter.skipped)
+
+
+def _listdir(folder: str) -> List[str]:
+    if not fs.isdir(folder):
+        raise ValueError(f'{folder} does not exist or is not a folder')
+    return fs.listdir(folder)
 
 
 def label_of_filename(name: str) -> Optional[str]:
@@ -272,23 +300,25 @@ def label_of_filename(name: str) -> Optional[str]:
     return label if underscore and label else None
 
 
-def list_labelled_filenames(src: str, on_non_image: str = 'error') -> ImageListing:
+def list_labelled_filenames(src: str, on_non_image: str = 'error',
+                            policy: Optional[convert_utils.SourcePolicy] = None
+                            ) -> ImageListing:
     """Lists a flat folder of `<name>_<label>.<ext>` images (see the module docstring).
 
     Raises:
-      ValueError: for an image whose name carries no label, or (with on_non_image='error')
-        a file that is not a JPEG/PNG image.
+      ValueError: for an image whose name carries no label, a label that is not UTF-8, or
+        (with on_non_image='error') a file that is not a JPEG/PNG image.
     """
-    image_filter = _ImageFilter(on_non_image)
+    image_filter = _ImageFilter(on_non_image, policy or convert_utils.SourcePolicy(src))
     labelled = []
-    for name in convert_utils.sorted_listdir(src):
+    for name in _listdir(src):
         path = os.path.join(src, name)
         if image_filter.is_image(path):
             label = label_of_filename(name)
             if label is None:
                 raise ValueError(f'{path}: the labelled_filenames layout needs file names '
                                  '<name>_<label>.<ext>, e.g. cat_3.jpg or img7_cat.png')
-            labelled.append((path, label))
+            labelled.append((path, convert_utils.utf8_name(label, path, 'label')))
     if all(label.isascii() and label.isdigit() for _, label in labelled):
         ids = sorted({int(label) for _, label in labelled})
         return ImageListing([(path, int(label)) for path, label in labelled],
@@ -299,7 +329,7 @@ def list_labelled_filenames(src: str, on_non_image: str = 'error') -> ImageListi
                         dict(enumerate(names)), image_filter.skipped)
 
 
-_LISTERS: Dict[str, Callable[[str, str], ImageListing]] = {
+_LISTERS: Dict[str, Callable[..., ImageListing]] = {
     'class_folders': list_class_folders,
     'labelled_filenames': list_labelled_filenames,
 }
@@ -310,37 +340,98 @@ LAYOUTS = tuple(_LISTERS)
 # MNIST idx files
 
 
-def read_idx(path: str, magic: int) -> np.ndarray:
+def read_idx(path: str, magic: int,
+             policy: Optional[convert_utils.SourcePolicy] = None) -> np.ndarray:
     """Parses an idx file of unsigned bytes (optionally gzipped) into a uint8 array.
 
     The idx format: a big-endian uint32 magic (0x08 = unsigned byte in its third byte, the
     number of dimensions in its fourth), one big-endian uint32 per dimension, then the data.
 
+    A gzipped file is inflated as a stream, never beyond the size its header declares (and
+    that size must be within `policy.max_file_bytes`), so a small file that inflates to
+    gigabytes is refused after reading what its header promised.
+
     Raises:
-      ValueError: naming the file, for a bad magic number, a short header, or data that is
-        shorter or longer than the dimensions say.
+      ValueError: naming the file, for a bad magic number, a short header, a size over the
+        bound, a damaged gzip stream, or data shorter or longer than the dimensions say.
     """
-    data = convert_utils.read_file(path)
-    if path.endswith('.gz'):
+    policy = policy or convert_utils.SourcePolicy(os.path.dirname(path) or '.')
+    with fs.open_source(path, policy.roots(), policy.max_file_bytes) as file:
+        reader = _IdxStream(file, path, compressed=path.endswith('.gz'))
+        head = reader.read(4)
+        if len(head) < 4 or int.from_bytes(head, 'big') != magic:
+            found = int.from_bytes(head, 'big') if len(head) == 4 else head
+            raise ValueError(f'{path}: bad magic number {found!r}, expected {magic} '
+                             '(is it an MNIST idx file of the right kind?)')
+        num_dims = magic & 0xFF
+        header_size = 4 + 4 * num_dims
+        dims_data = reader.read(4 * num_dims)
+        if len(dims_data) < 4 * num_dims:
+            raise ValueError(f'{path}: truncated header ({4 + len(dims_data)} bytes, expected '
+                             f'{header_size})')
+        dims = [int.from_bytes(dims_data[4 * i:4 * i + 4], 'big') for i in range(num_dims)]
+        expected = header_size + int(np.prod(dims, dtype=np.int64))
+        if expected > policy.max_file_bytes:
+            raise fs.SourceError(f'{path}: its header declares dimensions {dims}, '
+                                 f'{expected:,} bytes, over the limit of '
+                                 f'{policy.max_file_bytes:,} bytes for one source file '
+                                 '(--max-file-size raises it)')
+        data = reader.read(expected - header_size)
+        if len(data) < expected - header_size:
+            raise ValueError(f'{path}: truncated: dimensions {dims} need {expected} bytes, the '
+                             f'file has {header_size + len(data)}')
+        if reader.read(1):  # for gzip: also inflates to the stream's end, checking its CRC
+            raise ValueError(f'{path}: trailing data: dimensions {dims} need {expected} bytes, '
+                             'the file has more')
+    return np.frombuffer(data, dtype=np.uint8).reshape(dims)
+
+
+class _IdxStream:
+    """The bytes of an idx file, inflated on the fly when gzipped, never more than asked.
+
+    A gzip file may hold several members one after the other, as `gzip.decompress` reads.
+    """
+
+    _CHUNK = 1 << 20
+
+    def __init__(self, file: Any, path: str, compressed: bool):
+        self._file = file
+        self._path = path
+        self._compressed = compressed
+        self._inflater = zlib.decompressobj(16 + zlib.MAX_WBITS) if compressed else None
+        self._pending = b''  # compressed bytes read and not yet inflated
+
+    def read(self, size: int) -> bytes:
+        """Up to `size` bytes (fewer only at the end of the data)."""
+        if not self._compressed:
+            return self._file.read(size) if size else b''
+        pieces, wanted = [], size
         try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as error:
-            raise ValueError(f'{path}: not a valid gzip file ({error})') from error
-    if len(data) < 4 or int.from_bytes(data[:4], 'big') != magic:
-        found = int.from_bytes(data[:4], 'big') if len(data) >= 4 else data
-        raise ValueError(f'{path}: bad magic number {found!r}, expected {magic} '
-                         '(is it an MNIST idx file of the right kind?)')
-    num_dims = magic & 0xFF
-    header_size = 4 + 4 * num_dims
-    if len(data) < header_size:
-        raise ValueError(f'{path}: truncated header ({len(data)} bytes, expected '
-                         f'{header_size})')
-    dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], 'big') for i in range(num_dims)]
-    expected = header_size + int(np.prod(dims))
-    if len(data) != expected:
-        raise ValueError(f'{path}: {"truncated" if len(data) < expected else "trailing data"}: '
-                         f'dimensions {dims} need {expected} bytes, the file has {len(data)}')
-    return np.frombuffer(data, dtype=np.uint8, offset=header_size).reshape(dims)
+            while wanted:
+                if self._inflater.eof:
+                    if not self._next_member():
+                        break
+                if not self._pending:
+                    self._pending = self._file.read(self._CHUNK)
+                    if not self._pending:
+                        raise ValueError(f'{self._path}: the gzip stream ends early (the file '
+                                         'is truncated)')
+                piece = self._inflater.decompress(self._pending, wanted)
+                self._pending = self._inflater.unconsumed_tail or self._inflater.unused_data
+                pieces.append(piece)
+                wanted -= len(piece)
+        except zlib.error as error:
+            raise ValueError(f'{self._path}: not a valid gzip file ({error})') from None
+        return b''.join(pieces)
+
+    def _next_member(self) -> bool:
+        """After a gzip member: starts the next one, if any bytes follow; False at the end."""
+        if not self._pending:
+            self._pending = self._file.read(self._CHUNK)
+        if not self._pending:
+            return False
+        self._inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        return True
 
 
 def find_idx_file(src_dir: str, name: str) -> str:
@@ -349,16 +440,20 @@ def find_idx_file(src_dir: str, name: str) -> str:
     Raises:
       ValueError: if neither exists.
     """
-    from slimdata._tf import tf
     for candidate in (name, name + '.gz'):
         path = os.path.join(src_dir, candidate)
-        if tf.io.gfile.exists(path):
+        if fs.exists(path):
             return path
     raise ValueError(f'no {name} or {name}.gz in {src_dir}')
 
 
-def read_mnist_split(src_dir: str, prefix: str) -> List[Tuple[np.ndarray, int]]:
+def read_mnist_split(src_dir: str, prefix: str,
+                     policy: Optional[convert_utils.SourcePolicy] = None
+                     ) -> Tuple[List[Tuple[np.ndarray, int]], List[str]]:
     """The (pixels, label) pairs of `<prefix>-images-idx3-ubyte` and its labels file.
+
+    Returns:
+      (the pairs, the two files read).
 
     Raises:
       ValueError: naming the file(s), for a bad file, differing image and label counts, or a
@@ -366,16 +461,17 @@ def read_mnist_split(src_dir: str, prefix: str) -> List[Tuple[np.ndarray, int]]:
     """
     images_path = find_idx_file(src_dir, f'{prefix}-images-idx3-ubyte')
     labels_path = find_idx_file(src_dir, f'{prefix}-labels-idx1-ubyte')
-    images = read_idx(images_path, _IDX_IMAGES_MAGIC)
-    labels = read_idx(labels_path, _IDX_LABELS_MAGIC)
-    if len(images) != len(labels):
-        raise ValueError(f'{images_path} holds {len(images)} images but {labels_path} holds '
+    digits = read_idx(images_path, _IDX_IMAGES_MAGIC, policy)
+    labels = read_idx(labels_path, _IDX_LABELS_MAGIC, policy)
+    if len(digits) != len(labels):
+        raise ValueError(f'{images_path} holds {len(digits)} images but {labels_path} holds '
                          f'{len(labels)} labels')
     bad = np.flatnonzero(labels >= len(_MNIST_NAMES))
     if bad.size:
         raise ValueError(f'{labels_path}: label {labels[bad[0]]} at index {bad[0]} is not a '
                          'digit 0-9')
-    return [(image, int(label)) for image, label in zip(images, labels)]
+    return ([(image, int(label)) for image, label in zip(digits, labels)],
+            [images_path, labels_path])
 
 
 # ----------------------------------------------------------------------------------------
@@ -385,7 +481,9 @@ def read_mnist_split(src_dir: str, prefix: str) -> List[Tuple[np.ndarray, int]]:
 def convert_image_folder(src: str, output_dir: str, layout: str = 'class_folders',
                          validation_ratio: float = 0.1, seed: Optional[int] = 0,
                          num_shards: int = 5, workers: int = 1,
-                         on_non_image: str = 'error') -> Dict[str, WriteSummary]:
+                         on_non_image: str = 'error', overwrite: bool = False,
+                         beam_options: Optional[Sequence[str]] = None,
+                         **source_options: Any) -> Dict[str, WriteSummary]:
     """Converts a folder of labelled images to 'train' and 'validation' record splits.
 
     Args:
@@ -396,25 +494,37 @@ def convert_image_folder(src: str, output_dir: str, layout: str = 'class_folders
         only 'train'.
       seed: the seed of the split and of the order in the shards; None keeps the sorted
         order (and takes the validation images from its start).
-      num_shards, workers: see `slimdata.records.writer.write_sharded` (per split).
+      num_shards, workers: see `slimdata.records.writer.write_dataset` (per split).
       on_non_image: 'error', or 'skip' to leave out files that are not JPEG/PNG images
         (counted in the 'train' summary's `skipped`).
+      overwrite: replace splits of other input already in `output_dir` (see
+        `slimdata.records.writer`); without it, such a re-run is refused.
+      beam_options: write the shards with an Apache Beam pipeline with these pipeline
+        options (e.g. ['--runner=DirectRunner']); None writes them with local processes.
+      **source_options: `check_images`, `follow_symlinks`, `max_file_bytes`,
+        `max_image_pixels` (see `convert_utils.SourcePolicy`; `src` is the root).
 
     Returns:
       split -> its WriteSummary.
     """
     if layout not in _LISTERS:
         raise ValueError(f'unknown layout {layout!r}; expected one of {LAYOUTS}')
-    listing = _LISTERS[layout](src, on_non_image)
+    policy = convert_utils.SourcePolicy(src, **source_options)
+    listing = _LISTERS[layout](src, on_non_image, policy)
     if not listing.items:
         skipped = sum(len(paths) for paths in listing.skipped.values())
         raise ValueError(f'{src} holds no JPEG or PNG images in the {layout} layout'
                          f'{f" ({skipped} other files skipped)" if skipped else ""}')
     train, validation = convert_utils.split_train_validation(listing.items, validation_ratio,
                                                              seed)
-    summaries = _write_splits(IMAGE_FOLDER, {'train': train, 'validation': validation},
-                              encode_image_file, output_dir, num_shards, workers,
-                              listing.labels_to_names, extra={'layout': layout})
+    options = {'converter': 'image-folder', 'layout': layout,
+               'validation_ratio': validation_ratio, 'seed': seed,
+               'on_non_image': on_non_image, **policy.options()}
+    splits = {'train': train, 'validation': validation}
+    summaries = _write_splits(
+        IMAGE_FOLDER, splits, functools.partial(encode_image_file, policy=policy), output_dir,
+        num_shards, workers, listing.labels_to_names, options, _image_path, overwrite,
+        beam_options, extra={'layout': layout})
     for reason, paths in listing.skipped.items():
         # Skipped while listing, before any split existed: reported once, with 'train'.
         summaries['train'].skipped.setdefault(reason, []).extend(paths)
@@ -423,7 +533,9 @@ def convert_image_folder(src: str, output_dir: str, layout: str = 'class_folders
 
 def convert_mnist_idx(src_dir: str, output_dir: str, validation_ratio: float = 0.0,
                       seed: Optional[int] = 0, num_shards: int = 1,
-                      workers: int = 1) -> Dict[str, WriteSummary]:
+                      workers: int = 1, overwrite: bool = False,
+                      beam_options: Optional[Sequence[str]] = None,
+                      **source_options: Any) -> Dict[str, WriteSummary]:
     """Converts the MNIST idx files of `src_dir` to 'train', 'test' (and 'validation').
 
     Works for any dataset in MNIST's files and label range (e.g. Fashion-MNIST).
@@ -436,33 +548,52 @@ def convert_mnist_idx(src_dir: str, output_dir: str, validation_ratio: float = 0
         default) keeps MNIST's published splits.
       seed: the seed of the split and of the order in the shards; None keeps the files'
         order.
-      num_shards, workers: see `slimdata.records.writer.write_sharded` (per split).
+      num_shards, workers: see `slimdata.records.writer.write_dataset` (per split).
+      overwrite: replace splits of other input already in `output_dir`.
+      beam_options: write the shards with an Apache Beam pipeline with these pipeline
+        options (e.g. ['--runner=DirectRunner']); None writes them with local processes.
+      **source_options: `follow_symlinks`, `max_file_bytes` (the bound on an idx file's
+        inflated size) (see `convert_utils.SourcePolicy`; `src_dir` is the root).
 
     Returns:
       split -> its WriteSummary.
     """
-    train, validation = convert_utils.split_train_validation(
-        read_mnist_split(src_dir, MNIST_FILE_PREFIXES['train']), validation_ratio, seed)
-    test = convert_utils.deterministic_shuffle(
-        read_mnist_split(src_dir, MNIST_FILE_PREFIXES['test']), seed)
-    return _write_splits('mnist', {'train': train, 'validation': validation, 'test': test},
+    policy = convert_utils.SourcePolicy(src_dir, **source_options)
+    train_pairs, train_files = read_mnist_split(src_dir, MNIST_FILE_PREFIXES['train'], policy)
+    test_pairs, test_files = read_mnist_split(src_dir, MNIST_FILE_PREFIXES['test'], policy)
+    idx_files = train_files + test_files  # the pixel arrays are items; the files, sources
+    train, validation = convert_utils.split_train_validation(train_pairs, validation_ratio,
+                                                             seed)
+    options = {'converter': 'mnist-idx', 'validation_ratio': validation_ratio, 'seed': seed,
+               **policy.options()}
+    return _write_splits('mnist', {'train': train, 'validation': validation,
+                                   'test': convert_utils.deterministic_shuffle(test_pairs, seed)},
                          encode_pixels, output_dir, num_shards, workers,
-                         PUBLISHED_DATASETS['mnist'].labels_to_names)
+                         PUBLISHED_DATASETS['mnist'].labels_to_names, options,
+                         lambda pair: idx_files, overwrite, beam_options)
+
+
+def _image_path(item: Tuple[str, int]) -> List[str]:
+    return [item[0]]
 
 
 def _write_splits(dataset_name: str, splits: Mapping[str, List[Any]],
                   encode: Callable[[Any], bytes], output_dir: str, num_shards: int,
-                  workers: int, labels_to_names: Mapping[int, str],
+                  workers: int, labels_to_names: Mapping[int, str], options: Mapping[str, Any],
+                  files_of: Callable[[Any], Sequence[str]], overwrite: bool,
+                  beam_options: Optional[Sequence[str]],
                   extra: Optional[Mapping[str, Any]] = None) -> Dict[str, WriteSummary]:
-    """Writes every non-empty split and records them all in `dataset_info.json`."""
-    summaries = {split: write_sharded(items, encode, output_dir, split, num_shards, workers,
-                                      desc=f'{dataset_name} {split}')
-                 for split, items in splits.items() if items}
-    dataset_info.write_dataset_info(
-        output_dir, dataset_name, {split: s.shards for split, s in summaries.items()},
-        labels_to_names=labels_to_names, keys_to_features=keys_to_features(),
-        extra={'num_classes': max(labels_to_names) + 1, **(extra or {})})
-    return summaries
+    """Writes every non-empty split; a split left empty (no validation images) is one this
+    conversion does not produce, so an earlier run's is refused or (overwrite) removed."""
+    sources = [SplitSource(split, items, encode, num_shards, options, files_of,
+                           desc=f'{dataset_name} {split}')
+               for split, items in splits.items() if items]
+    return write_dataset(
+        output_dir, sources, dataset_name=dataset_name, labels_to_names=labels_to_names,
+        keys_to_features=keys_to_features(),
+        extra={'num_classes': max(labels_to_names) + 1, **(extra or {})}, workers=workers,
+        overwrite=overwrite, beam_options=beam_options,
+        absent_splits=[split for split, items in splits.items() if not items])
 
 
 # ----------------------------------------------------------------------------------------
@@ -476,12 +607,10 @@ def add_image_folder_arguments(parser: argparse.ArgumentParser) -> None:
         '(train and validation splits). Layouts: class_folders = SRC/<class>/<image> (classes '
         'sorted by name get ids 0..n-1); labelled_filenames = SRC/<name>_<label>.<ext> (an '
         'integer label is the id; otherwise labels are class names, sorted into ids).')
-    parser.add_argument('src', help='the folder of images')
-    parser.add_argument('output_dir', help='folder for the shards, dataset_info.json, '
-                                           'labels.txt')
+    convert_utils.add_source_and_output(parser, 'the folder of images')
     parser.add_argument('--layout', choices=LAYOUTS, default='class_folders',
                         help='how labels are given (default: %(default)s)')
-    parser.add_argument('--validation-ratio', type=float, default=0.1,
+    parser.add_argument('--validation-ratio', type=arguments.ratio, default=0.1,
                         help='share of images held out as the validation split '
                              '(default: %(default)s)')
     parser.add_argument('--skip-non-images', action='store_true',
@@ -495,7 +624,9 @@ def run_image_folder(args: argparse.Namespace) -> Dict[str, WriteSummary]:
     return _print_summaries(convert_image_folder(
         args.src, args.output_dir, layout=args.layout, validation_ratio=args.validation_ratio,
         seed=args.seed, num_shards=args.num_shards, workers=args.workers,
-        on_non_image='skip' if args.skip_non_images else 'error'))
+        on_non_image='skip' if args.skip_non_images else 'error', overwrite=args.overwrite,
+        beam_options=convert_utils.beam_options_from_args(args),
+        **convert_utils.source_options_from_args(args)))
 
 
 def add_mnist_arguments(parser: argparse.ArgumentParser) -> None:
@@ -505,10 +636,8 @@ def add_mnist_arguments(parser: argparse.ArgumentParser) -> None:
         'digits stored as PNG). Expects SRC_DIR with train-images-idx3-ubyte, '
         'train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, each '
         'optionally gzipped (.gz).')
-    parser.add_argument('src_dir', help='the folder of the idx files')
-    parser.add_argument('output_dir', help='folder for the shards, dataset_info.json, '
-                                           'labels.txt')
-    parser.add_argument('--validation-ratio', type=float, default=0.0,
+    convert_utils.add_source_and_output(parser, 'the folder of the idx files')
+    parser.add_argument('--validation-ratio', type=arguments.ratio, default=0.0,
                         help='share of the training images held out as a validation split '
                              '(default: %(default)s, MNIST\'s own train/test)')
     convert_utils.add_writer_arguments(parser, default_num_shards=1)
@@ -517,8 +646,10 @@ def add_mnist_arguments(parser: argparse.ArgumentParser) -> None:
 def run_mnist(args: argparse.Namespace) -> Dict[str, WriteSummary]:
     """Runs `convert_mnist_idx` with the parsed options, printing the summaries."""
     return _print_summaries(convert_mnist_idx(
-        args.src_dir, args.output_dir, validation_ratio=args.validation_ratio, seed=args.seed,
-        num_shards=args.num_shards, workers=args.workers))
+        args.src, args.output_dir, validation_ratio=args.validation_ratio, seed=args.seed,
+        num_shards=args.num_shards, workers=args.workers, overwrite=args.overwrite,
+        beam_options=convert_utils.beam_options_from_args(args),
+        **convert_utils.source_options_from_args(args)))
 
 
 def _print_summaries(summaries: Dict[str, WriteSummary]) -> Dict[str, WriteSummary]:

@@ -1,13 +1,13 @@
-"""What the image converters share: source images, deterministic order, writer options.
+"""What the converters share: reading source files safely, deterministic order, options.
 
 Converters pass image bytes through unchanged (never re-encoded), so a record holds exactly
-the bytes of the source file. This module identifies a file's format from its first bytes
-(not its extension), reads the size from the header and decodes the pixels once with Pillow,
-so a corrupt file fails at conversion time with its name rather than in the middle of a
-training run (`jpeg_size` reads a JPEG's header alone, for converters that check no more).
-It also orders source items deterministically (a seeded shuffle, a seeded train/validation
-split) and declares the writer options every converter's command line offers. (Records are
-built with `slimdata.records.example.serialize_example`.)
+the bytes of the source file. Every source file is read through a `SourcePolicy`, which
+refuses what must not be read (a symlink leaving the dataset root, anything that is not a
+regular file, a file over the size bound) and checks every image
+(`slimdata.records.images`: the whole structure by default, a full decode with
+`check_images='full'`), naming the file. This module also orders source items
+deterministically (a seeded shuffle, a seeded train/validation split) and declares the
+options every converter's command line offers.
 
 Converter worker processes import this module, so it does not import TensorFlow: local
 paths are read with the standard library, and only a path with a URL scheme (`gs://...`)
@@ -19,204 +19,112 @@ import dataclasses
 import io
 import os
 import random
-import struct
-from typing import Any, BinaryIO, List, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 import numpy as np
 from PIL import Image
 
+from slimdata.cli import common as arguments
+from slimdata.records import fs, images
+
 T = TypeVar('T')
-
-#: The leading bytes of the formats `tfexample_decoder.Image` decodes and converters store.
-_SIGNATURES = {b'\xff\xd8\xff': 'jpeg', b'\x89PNG\r\n\x1a\n': 'png'}
-_SIGNATURE_LENGTH = max(len(signature) for signature in _SIGNATURES)
-
-#: What Pillow raises on a file it cannot parse or decode (truncated data, a broken chunk,
-#: an absurd size).
-_PILLOW_ERRORS = (OSError, SyntaxError, ValueError, EOFError, Image.DecompressionBombError)
 
 
 @dataclasses.dataclass(frozen=True)
-class EncodedImage:
-    """An image file's bytes as stored in a record, and what its header says.
+class SourcePolicy:
+    """How a converter reads its source files; picklable, so workers read the same way.
 
     Attributes:
-      data: the file's bytes, unchanged.
-      format: 'jpeg' or 'png', from the bytes.
-      height: rows, from the header.
-      width: columns, from the header.
+      root: the dataset root: files must resolve (through symlinks) inside it.
+      other_roots: further folders files may lie in (a label folder given outside the root).
+      follow_symlinks: allow symlinks that leave `root`.
+      max_file_bytes: larger source files are refused (an idx file: its inflated size).
+      check_images: 'structure' or 'full' (see `slimdata.records.images`).
+      max_image_pixels: larger images are refused.
     """
-    data: bytes
-    format: str
-    height: int
-    width: int
+    root: str
+    other_roots: Tuple[str, ...] = ()
+    follow_symlinks: bool = False
+    max_file_bytes: int = fs.DEFAULT_MAX_SOURCE_BYTES
+    check_images: str = images.DEFAULT_CHECK
+    max_image_pixels: int = images.DEFAULT_MAX_PIXELS
+
+    def __post_init__(self):
+        if self.check_images not in images.CHECK_MODES:
+            raise ValueError(f'check_images must be one of {images.CHECK_MODES}, got '
+                             f'{self.check_images!r}')
+        for name in ('max_file_bytes', 'max_image_pixels'):
+            if getattr(self, name) < 1:
+                raise ValueError(f'{name} must be at least 1, got {getattr(self, name)}')
+
+    def read(self, path: str) -> bytes:
+        """The bytes of a source file (see `slimdata.records.fs.read_source`).
+
+        Raises:
+          FileNotFoundError, fs.SourceError, fs.FileError: naming `path`.
+        """
+        return fs.read_source(path, self.roots(), self.max_file_bytes)
+
+    def read_image(self, path: str) -> Tuple[bytes, images.ImageInfo]:
+        """A JPEG or PNG file's bytes, after the image check, and what its header says.
+
+        Raises:
+          images.ImageError: naming the file, if it is not a JPEG or PNG, or is damaged.
+          FileNotFoundError, fs.SourceError, fs.FileError: naming `path`.
+        """
+        data = self.read(path)
+        return data, images.check_image(data, path, self.check_images, self.max_image_pixels)
+
+    def roots(self) -> Optional[Tuple[str, ...]]:
+        """The folders source files must lie in; None when symlinks may lead anywhere."""
+        return None if self.follow_symlinks else (self.root, *self.other_roots)
+
+    def check_regular_file(self, path: str) -> None:
+        """Refuses (naming it) a path that is not a regular file or leaves the root, without
+        opening it: for listings, before anything is read."""
+        if self.roots() is not None and not fs.is_url(path):
+            fs.check_inside_root(path, self.roots())
+        fs.check_regular_file(path)
+
+    def options(self) -> Dict[str, Any]:
+        """What the fingerprint records of the policy."""
+        return {'source_root': self.root, 'other_roots': list(self.other_roots),
+                'follow_symlinks': self.follow_symlinks,
+                'max_file_bytes': self.max_file_bytes, 'check_images': self.check_images,
+                'max_image_pixels': self.max_image_pixels}
 
 
-def image_format_of(data: bytes) -> Optional[str]:
-    """Returns 'jpeg' or 'png' from the leading bytes of `data`, or None for anything else."""
-    for signature, image_format in _SIGNATURES.items():
-        if data.startswith(signature):
-            return image_format
-    return None
+def source_options_from_args(args: argparse.Namespace) -> Dict[str, Any]:
+    """The SourcePolicy fields (all but the root) of the options `add_writer_arguments`
+    declared, as keyword arguments for the converters' functions."""
+    return {'follow_symlinks': args.follow_symlinks, 'max_file_bytes': args.max_file_size,
+            'check_images': args.check_images, 'max_image_pixels': args.max_image_pixels}
 
 
-def _gfile(path: str) -> Optional[Any]:
-    """`tf.io.gfile` for a path with a URL scheme (`gs://`, `s3://`, ...), None for a local one.
-
-    Only such paths import TensorFlow: a worker reading local files starts seconds faster.
-    """
-    if '://' not in path:
+def beam_options_from_args(args: argparse.Namespace) -> Optional[List[str]]:
+    """The Beam pipeline options of `--runner` and the flags after `--` (None: local)."""
+    if args.runner is None:
         return None
-    from slimdata._tf import tf
-    return tf.io.gfile
+    return [f'--runner={args.runner}', *getattr(args, 'pipeline_args', [])]
 
 
-def _open_binary(path: str) -> BinaryIO:
-    """Opens the file `path` for reading bytes, local or (through `tf.io.gfile`) remote."""
-    gfile = _gfile(path)
-    return open(path, 'rb') if gfile is None else gfile.GFile(path, 'rb')
+def utf8_name(name: str, path: str, what: str) -> str:
+    """`name` (a file or folder name) if it is valid UTF-8; else ValueError naming `path`.
 
-
-def sniff_image_format(path: str) -> Optional[str]:
-    """Returns 'jpeg' or 'png' from the first bytes of the file `path`, or None."""
-    with _open_binary(path) as f:
-        return image_format_of(f.read(_SIGNATURE_LENGTH))
-
-
-def read_file(path: str) -> bytes:
-    """Returns the bytes of `path` (a local path, or a `gs://` one and the like)."""
-    with _open_binary(path) as f:
-        return f.read()
-
-
-def sorted_listdir(path: str) -> List[str]:
-    """The entry names of the folder `path`, sorted (empty if there is no such folder).
-
-    Sorting makes every listing, and so every conversion, independent of the order in which
-    the file system happens to list a folder.
-    """
-    gfile = _gfile(path)
-    if gfile is None:
-        return sorted(os.listdir(path)) if os.path.isdir(path) else []
-    if not gfile.isdir(path):
-        return []
-    return sorted(name.rstrip('/') for name in gfile.listdir(path))
-
-
-def decode_with_pillow(data: bytes, path: str) -> Image.Image:
-    """Decodes all of `data` with Pillow (catching truncation), or raises naming `path`.
-
-    Raises:
-      ValueError: if Pillow cannot parse or fully decode the bytes.
+    File names that go into records or `labels.txt` as text (class names, labels) must be
+    UTF-8; Python hands other bytes over as surrogates, which no text encoder accepts.
     """
     try:
-        image = Image.open(io.BytesIO(data))
-        image.load()
-    except _PILLOW_ERRORS as error:
-        raise ValueError(f'{path}: corrupt or unreadable image ({type(error).__name__}: '
-                         f'{error})') from error
-    return image
+        name.encode('utf-8')
+    except UnicodeEncodeError:
+        raise ValueError(f'{os.fsencode(path)!r}: the {what} {os.fsencode(name)!r} is not valid '
+                         f'UTF-8, and it would be stored as text; rename it') from None
+    return name
 
 
-def read_image(path: str) -> EncodedImage:
-    """Reads a JPEG or PNG file for storing as is, after checking that it decodes.
-
-    Raises:
-      ValueError: naming the file, if it is neither JPEG nor PNG (by its bytes) or corrupt.
-    """
-    data = read_file(path)
-    image_format = image_format_of(data)
-    if image_format is None:
-        raise ValueError(f'{path} is not a JPEG or PNG image (it starts with '
-                         f'{data[:_SIGNATURE_LENGTH]!r})')
-    width, height = decode_with_pillow(data, path).size
-    return EncodedImage(data=data, format=image_format, height=height, width=width)
-
-
-# JPEG markers (ITU T.81, table B.1) that `jpeg_size` tells apart. A frame header (SOF) is
-# any of 0xC0-0xCF except DHT (0xC4), JPG (0xC8) and DAC (0xCC), which share the range.
-_JPEG_SOI, _JPEG_EOI, _JPEG_SOS = 0xD8, 0xD9, 0xDA
-_JPEG_SOF_MARKERS = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
-_JPEG_MARKERS_WITHOUT_LENGTH = frozenset([0x01, *range(0xD0, 0xD8)])  # TEM, RST0-RST7
-_JPEG_CHANNELS = (1, 3, 4)  # grayscale, YCbCr/RGB, CMYK/YCCK: what decoders accept
-
-
-def jpeg_size(data: bytes, path: str) -> Tuple[int, int, int]:
-    """(width, height, channels) from a JPEG's frame header, without decoding any pixels.
-
-    Walks the marker segments from the start-of-image marker to the first start of scan
-    (skipping APPn such as EXIF, comments, tables), as decoders do, and reads the frame header
-    (SOF0-SOF15: baseline, extended, progressive, lossless, arithmetic) on the way: the same
-    answer as opening the file with Pillow, for a fifth of the time. As in libjpeg, stray
-    bytes between segments are skipped.
-
-    Args:
-      data: the file's bytes.
-      path: the file, named in errors.
-
-    Raises:
-      ValueError: naming `path` and the byte offset, if the header is truncated or corrupt,
-        has no frame header before the scan, or describes an image that 8-bit decoders (and
-        so TensorFlow's decode_jpeg) cannot decode.
-    """
-    if data[:2] != b'\xff\xd8':
-        raise _jpeg_error(path, f'it starts with {data[:4]!r}, not the start-of-image marker '
-                          'FF D8', 0)
-    end = len(data)
-    offset = 2
-    frame = None  # (offset of the SOF segment's length, marker)
-    while True:
-        offset = data.find(b'\xff', offset)
-        while 0 <= offset < end - 1 and data[offset + 1] == 0xFF:
-            offset += 1  # fill bytes before a marker
-        if offset < 0 or offset + 1 >= end:
-            raise _jpeg_error(path, 'the file ends before the image data (no start of scan)',
-                              end)
-        marker = data[offset + 1]
-        offset += 2
-        if marker in _JPEG_MARKERS_WITHOUT_LENGTH or marker == 0:  # 0: an escaped FF byte
-            continue
-        if marker in (_JPEG_SOI, _JPEG_EOI):
-            raise _jpeg_error(path, f'marker FF {marker:02X} before the image data', offset - 2)
-        if offset + 2 > end:
-            raise _jpeg_error(path, 'the file ends inside a segment header', end)
-        length = data[offset] << 8 | data[offset + 1]
-        if length < 2:
-            raise _jpeg_error(path, f'segment FF {marker:02X} has the impossible length '
-                              f'{length}', offset)
-        if offset + length > end:
-            raise _jpeg_error(path, f'segment FF {marker:02X} of {length} bytes runs past the '
-                              f'end of the file ({end - offset} bytes left)', offset)
-        if marker in _JPEG_SOF_MARKERS and frame is None:
-            frame = (offset, marker)
-        elif marker == _JPEG_SOS:
-            break
-        offset += length
-    if frame is None:
-        raise _jpeg_error(path, 'no frame header (SOF marker) before the image data', offset)
-    return _jpeg_frame_size(data, frame[0], frame[1], path)
-
-
-def _jpeg_frame_size(data: bytes, offset: int, marker: int,
-                     path: str) -> Tuple[int, int, int]:
-    """(width, height, channels) from the SOF segment whose length field is at `offset`."""
-    length = data[offset] << 8 | data[offset + 1]
-    if length < 8:
-        raise _jpeg_error(path, f'frame header FF {marker:02X} is {length} bytes, too short',
-                          offset)
-    precision, height, width, channels = struct.unpack_from('>BHHB', data, offset + 2)
-    if precision != 8:
-        raise _jpeg_error(path, f'{precision}-bit samples; only 8-bit JPEGs are decodable',
-                          offset)
-    if not height or not width or channels not in _JPEG_CHANNELS:
-        raise _jpeg_error(path, f'frame header gives {width}x{height} pixels with {channels} '
-                          f'components; expected a positive size and 1, 3 or 4 components',
-                          offset)
-    return width, height, channels
-
-
-def _jpeg_error(path: str, reason: str, offset: int) -> ValueError:
-    return ValueError(f'{path} is not a readable JPEG: {reason} (at byte {offset})')
+def name_bytes(name: str) -> bytes:
+    """A file name's bytes as on disk (undecodable bytes kept), for a bytes feature."""
+    return os.fsencode(name)
 
 
 def encode_png(pixels: np.ndarray) -> bytes:
@@ -267,16 +175,51 @@ def split_train_validation(items: Sequence[T], validation_ratio: float,
     return shuffled[num_validation:], shuffled[:num_validation]
 
 
+# ----------------------------------------------------------------------------------------------
+# Command-line options every converter offers
+
+def add_source_and_output(parser: argparse.ArgumentParser, source_help: str) -> None:
+    """The positional arguments of every converter: SRC (which must exist) and OUT."""
+    parser.add_argument('src', metavar='SRC', type=arguments.existing_path, help=source_help)
+    parser.add_argument('output_dir', metavar='OUT',
+                        help='the folder for the shards, dataset_info.json and labels.txt '
+                             '(created if needed; a gs:// URL works too)')
+
+
 def add_writer_arguments(parser: argparse.ArgumentParser, default_num_shards: int) -> None:
-    """Adds the options every converter passes to `slimdata.records.writer.write_sharded`."""
-    parser.add_argument('--shards', '--num-shards', dest='num_shards', type=int,
+    """Adds the writer's and the source policy's options to a converter's parser."""
+    parser.add_argument('--shards', '--num-shards', dest='num_shards', type=arguments.positive_int,
                         default=default_num_shards,
                         help='TFRecord files per split (default: %(default)s)')
-    parser.add_argument('--workers', type=int, default=1,
+    parser.add_argument('--workers', type=arguments.positive_int, default=1,
                         help='processes that read and validate the source files and write '
-                             'the shards, each a whole shard at a time, so no more than '
-                             'the number of shards (default: %(default)s)')
+                             'pieces of the shards (joined in order: the same bytes for any '
+                             'number of workers) (default: %(default)s)')
     parser.add_argument('--seed', type=int, default=0,
                         help='seed of the order of the examples in the shards (and of the '
                              'train/validation split, where there is one); the same seed gives '
                              'the same files (default: %(default)s)')
+    parser.add_argument('--runner', metavar='BEAM_RUNNER',
+                        help='write the shards with an Apache Beam pipeline on this runner '
+                             '(DirectRunner, DataflowRunner, FlinkRunner, SparkRunner, ...) '
+                             'instead of local processes; Beam pipeline options follow a '
+                             "'--' at the end (needs pip install 'slimdata[beam]')")
+    parser.add_argument('--overwrite', action='store_true',
+                        help='replace splits already in OUT that came from other input or '
+                             'options (without it such a re-run is refused; a re-run with the '
+                             'same input reuses the complete shards and finishes the rest)')
+    parser.add_argument('--check-images', choices=images.CHECK_MODES,
+                        default=images.DEFAULT_CHECK,
+                        help='structure: walk every image file to its end and check its size '
+                             'against its header (fast); full: also decode every image '
+                             '(default: %(default)s)')
+    parser.add_argument('--follow-symlinks', action='store_true',
+                        help='read files through symlinks that leave the source folder '
+                             '(refused by default)')
+    parser.add_argument('--max-file-size', type=arguments.byte_size, metavar='BYTES',
+                        default=fs.DEFAULT_MAX_SOURCE_BYTES,
+                        help='refuse source files larger than this (e.g. 512M, 2G; default: '
+                             '1G)')
+    parser.add_argument('--max-image-pixels', type=arguments.positive_int,
+                        default=images.DEFAULT_MAX_PIXELS,
+                        help='refuse images with more pixels than this (default: %(default)s)')

@@ -8,8 +8,8 @@ files, reads `dataset_info.json` when the converter wrote one, and refuses unkno
 import os
 from typing import Any, Callable, Mapping, Optional
 
-from slimdata.records import dataset_info
 from slimdata._tf import tf
+from slimdata.records import dataset_info
 from slimdata.dataset import Dataset
 from slimdata.tfexample_decoder import TFExampleDecoder
 
@@ -59,6 +59,12 @@ def make_dataset(name: str, split_name: str, dataset_dir: str,
         extra = {**extra, **info.get('extra', {})}
     elif dataset_info.has_labels_file(dataset_dir):
         labels_to_names = dataset_info.read_labels_file(dataset_dir)
+    if info is not None and split_name in dataset_info.incomplete_splits(info):
+        entry = dataset_info.incomplete_splits(info)[split_name]
+        raise ValueError(
+            f'split {split_name!r} of {dataset_dir} is incomplete: its conversion is running '
+            f'or was interrupted ({len(entry.get("shards", []))} shard(s) written). Run the '
+            'converter again with the same options to finish it')
     if split_name not in split_sizes:
         raise ValueError(f'split name {split_name!r} was not recognized for dataset {name!r} '
                          f'in {dataset_dir}; known splits: {sorted(split_sizes)}')

@@ -26,7 +26,11 @@ Converting (`convert`, or `slimdata convert voc SRC OUT --year 2007 --split trai
     clipping: 'clip' and 'skip' drop its object, 'error' stops. Every clipped box and every
     dropped object is counted, with its file and object index, in the summary's notes.
   * XML is parsed with defusedxml (entity declarations and external references refused),
-    and every file is opened in binary mode.
+    and every file is opened in binary mode, through `convert_utils.SourcePolicy` (no file
+    outside the dataset root, nothing but regular files, a size bound) and every JPEG is
+    checked to its end (`slimdata.records.images`).
+  * A re-run into the same folder reuses the shards only if nothing changed (see
+    `slimdata.records.writer`).
 
 Reading back follows models/research/slim::
 
@@ -46,7 +50,6 @@ import functools
 import math
 import os
 import re
-import sys
 import xml.etree.ElementTree
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -54,10 +57,12 @@ import defusedxml
 import defusedxml.ElementTree
 import numpy as np
 
-from slimdata.records import dataset_info
+from slimdata import progress
+from slimdata.records import images
 from slimdata.datasets import convert_utils
+from slimdata.records import fs
 from slimdata.records.example import serialize_example
-from slimdata.records.writer import EncodedExample, WriteSummary, write_sharded
+from slimdata.records.writer import EncodedExample, SplitSource, WriteSummary, write_dataset
 
 #: Class names by SSD-Tensorflow label id; 0 is the background.
 CLASS_NAMES = ('none', 'aeroplane', 'bicycle', 'bird', 'boat', 'bottle', 'bus', 'car', 'cat',
@@ -177,7 +182,7 @@ def find_voc_folder(dataset_root: str, year: str) -> Tuple[str, str]:
                   (os.path.join(dataset_root, 'VOCdevkit', f'VOC{year}'),
                    'the folder holding VOCdevkit/')]
     for folder, found_as in candidates:
-        if os.path.isdir(os.path.join(folder, 'Annotations')):
+        if fs.isdir(os.path.join(folder, 'Annotations')):
             named_year = re.fullmatch(r'VOC(\d{4})', os.path.basename(os.path.normpath(folder)))
             if named_year and named_year.group(1) != year:
                 raise ValueError(f'{folder} is the VOC{named_year.group(1)} folder, but year '
@@ -189,8 +194,14 @@ def find_voc_folder(dataset_root: str, year: str) -> Tuple[str, str]:
         f'{os.path.join(dataset_root, "VOCdevkit", "VOC" + year)}')
 
 
-def read_image_ids(voc_folder: str, split: str) -> Tuple[str, List[str]]:
+def read_image_ids(voc_folder: str, split: str,
+                   policy: Optional[convert_utils.SourcePolicy] = None) -> Tuple[str, List[str]]:
     """Reads the image ids of `split` from `ImageSets/Main/<split>.txt`.
+
+    Args:
+      voc_folder: the VOC<year> folder.
+      split: the list file's name.
+      policy: how to read it; by default, as a file inside `voc_folder`.
 
     Returns:
       (the list file's path, the ids in file order).
@@ -204,13 +215,13 @@ def read_image_ids(voc_folder: str, split: str) -> Tuple[str, List[str]]:
         raise ValueError(f'split {split!r} is not a plain name; it names the list file '
                          f'{main_dir}/<split>.txt')
     list_file = os.path.join(main_dir, f'{split}.txt')
-    if not os.path.isfile(list_file):
-        known = sorted(name[:-4] for name in convert_utils.sorted_listdir(main_dir)
+    policy = policy or convert_utils.SourcePolicy(voc_folder)
+    if not fs.exists(list_file):
+        known = sorted(name[:-4] for name in (fs.listdir(main_dir) if fs.isdir(main_dir) else [])
                        if name.endswith('.txt') and '_' not in name)
         raise ValueError(f'{list_file} does not exist: no split {split!r} in {voc_folder}; '
                          f'the splits there are {known}')
-    with open(list_file, 'rb') as f:
-        data = f.read()
+    data = policy.read(list_file)
     try:
         lines = data.decode('utf-8').splitlines()
     except UnicodeDecodeError as error:
@@ -239,7 +250,8 @@ def read_image_ids(voc_folder: str, split: str) -> Tuple[str, List[str]]:
 
 
 def encode_image(image_id: str, voc_folder: str, list_file: str,
-                 on_bad_box: str = 'clip') -> EncodedExample:
+                 on_bad_box: str = 'clip',
+                 policy: Optional[convert_utils.SourcePolicy] = None) -> EncodedExample:
     """Reads, validates and serializes one annotated image (the writer's encode function).
 
     Args:
@@ -247,6 +259,8 @@ def encode_image(image_id: str, voc_folder: str, list_file: str,
       voc_folder: the VOC<year> folder.
       list_file: the list file the id came from (named in errors).
       on_bad_box: 'clip', 'skip' or 'error' (see the module docstring).
+      policy: how source files are read and images checked; by default, files inside
+        `voc_folder` with the structure check.
 
     Returns:
       The serialized tf.train.Example, with a note for every clipped box, dropped object and
@@ -255,14 +269,18 @@ def encode_image(image_id: str, voc_folder: str, list_file: str,
     Raises:
       ValueError: naming the file (and object index and field) of any bad input.
     """
-    xml_path = os.path.join(voc_folder, 'Annotations', image_id + '.xml')
-    jpeg_path = os.path.join(voc_folder, 'JPEGImages', image_id + '.jpg')
+    policy = policy or convert_utils.SourcePolicy(voc_folder)
+    xml_path, jpeg_path = source_paths(voc_folder, image_id)
     annotation = _parse_xml(
-        _read_file(xml_path, f'{xml_path} does not exist, but {list_file} lists {image_id!r}'),
-        xml_path)
-    jpeg = _read_file(jpeg_path,
+        _read_file(policy, xml_path,
+                   f'{xml_path} does not exist, but {list_file} lists {image_id!r}'), xml_path)
+    jpeg = _read_file(policy, jpeg_path,
                       f'{jpeg_path} does not exist: no image for the annotation {xml_path}')
-    width, height, channels = convert_utils.jpeg_size(jpeg, jpeg_path)
+    image = images.check_image(jpeg, jpeg_path, policy.check_images, policy.max_image_pixels)
+    if image.format != 'jpeg':
+        raise images.ImageError(f'{jpeg_path} is a {image.format.upper()} file, but the VOC '
+                                'layout (and its records) holds JPEGs')
+    width, height, channels = image.width, image.height, image.channels
     notes = _compare_sizes(annotation, (width, height), xml_path, jpeg_path)
     objects = []
     for index, element in enumerate(annotation.findall('object')):
@@ -272,14 +290,14 @@ def encode_image(image_id: str, voc_folder: str, list_file: str,
             objects.append(parsed)
     features = record_features(
         jpeg, width, height, channels, labels=[o.label for o in objects],
-        boxes=np.array([o.box for o in objects], np.float64).reshape(-1, 4),
-        difficult=[o.difficult for o in objects], truncated=[o.truncated for o in objects])
+        boxes=[o.box for o in objects], difficult=[o.difficult for o in objects],
+        truncated=[o.truncated for o in objects])
     return EncodedExample(data=serialize_example(features), notes=tuple(notes))
 
 
 def record_features(jpeg: bytes, width: int, height: int, channels: int,
-                    labels: Sequence[int], boxes: np.ndarray, difficult: Sequence[int],
-                    truncated: Sequence[int]) -> Dict[str, Any]:
+                    labels: Sequence[int], boxes: Sequence[Sequence[float]],
+                    difficult: Sequence[int], truncated: Sequence[int]) -> Dict[str, Any]:
     """The features of one record in SSD-Tensorflow's layout (see `keys_to_features`), for
     `slimdata.records.example.serialize_example`.
 
@@ -287,11 +305,12 @@ def record_features(jpeg: bytes, width: int, height: int, channels: int,
       jpeg: the encoded image.
       width, height, channels: its size.
       labels: the objects' label ids (indices of CLASS_NAMES).
-      boxes: [n, 4] normalised (ymin, xmin, ymax, xmax), one row per object.
+      boxes: normalised (ymin, xmin, ymax, xmax), one per object (or an [n, 4] array).
       difficult, truncated: the objects' 0/1 flags.
     """
-    # The per-object lists are numpy arrays so that an image without objects still stores
-    # typed empty lists (an empty Python list has no type).
+    # Plain lists of ints, floats and bytes take serialize_example's fast path; an image
+    # without objects stores typed empty lists (an empty Python list has no type).
+    columns = list(zip(*boxes)) if len(boxes) else [_NO_FLOATS] * len(_BOX_FIELDS)
     features = {
         'image/encoded': jpeg,
         'image/format': b'JPEG',
@@ -299,23 +318,33 @@ def record_features(jpeg: bytes, width: int, height: int, channels: int,
         'image/width': width,
         'image/channels': channels,
         'image/shape': [height, width, channels],
-        _BBOX_PREFIX + 'label': np.array(labels, np.int64),
-        _BBOX_PREFIX + 'label_text': np.array([CLASS_NAMES[label] for label in labels],
-                                              np.str_),
-        _BBOX_PREFIX + 'difficult': np.array(difficult, np.int64),
-        _BBOX_PREFIX + 'truncated': np.array(truncated, np.int64),
+        _BBOX_PREFIX + 'label': [int(label) for label in labels] or _NO_INTS,
+        _BBOX_PREFIX + 'label_text': [_CLASS_NAME_BYTES[label] for label in labels] or
+                                     _NO_BYTES,
+        _BBOX_PREFIX + 'difficult': [int(flag) for flag in difficult] or _NO_INTS,
+        _BBOX_PREFIX + 'truncated': [int(flag) for flag in truncated] or _NO_INTS,
     }
-    for position, field in enumerate(_BOX_FIELDS):
-        features[_BBOX_PREFIX + field] = np.asarray(boxes, np.float64)[:, position]
+    for field, column in zip(_BOX_FIELDS, columns):
+        features[_BBOX_PREFIX + field] = [float(value) for value in column] or _NO_FLOATS
     return features
 
 
-def _read_file(path: str, missing: str) -> bytes:
-    """The bytes of the file `path`; ValueError(`missing`) if there is no such file."""
+_CLASS_NAME_BYTES = tuple(name.encode() for name in CLASS_NAMES)
+_NO_INTS, _NO_FLOATS, _NO_BYTES = (np.zeros(0, np.int64), np.zeros(0, np.float64),
+                                   np.zeros(0, np.bytes_))
+
+
+def source_paths(voc_folder: str, image_id: str) -> Tuple[str, str]:
+    """(the annotation XML, the JPEG) of an image id."""
+    return (os.path.join(voc_folder, 'Annotations', image_id + '.xml'),
+            os.path.join(voc_folder, 'JPEGImages', image_id + '.jpg'))
+
+
+def _read_file(policy: convert_utils.SourcePolicy, path: str, missing: str) -> bytes:
+    """The bytes of the source file `path`; ValueError(`missing`) if there is no such file."""
     try:
-        with open(path, 'rb', buffering=0) as f:  # one read of the whole file, no buffer
-            return f.read()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as error:
+        return policy.read(path)
+    except (FileNotFoundError, NotADirectoryError) as error:
         raise ValueError(missing) from error
 
 
@@ -445,7 +474,9 @@ def _box_detail(box: Tuple[float, ...], where: str) -> str:
 
 def convert(dataset_root: str, output_dir: str, year: str, split: str,
             num_shards: int = DEFAULT_NUM_SHARDS, workers: int = 1,
-            seed: Optional[int] = None, on_bad_box: str = 'clip') -> WriteSummary:
+            seed: Optional[int] = None, on_bad_box: str = 'clip', overwrite: bool = False,
+            beam_options: Optional[Sequence[str]] = None,
+            **source_options: Any) -> WriteSummary:
     """Converts one split of a Pascal VOC tree to sharded TFRecords and dataset_info.json.
 
     Args:
@@ -462,30 +493,41 @@ def convert(dataset_root: str, output_dir: str, year: str, split: str,
         converters do with a fixed seed, so that consecutive records are not consecutive
         ids (in VOC2012 the ids are grouped by the year they were collected).
       on_bad_box: 'clip', 'skip' or 'error': what to do with a box outside the image.
+      overwrite: replace a split of other input already in `output_dir` (see
+        `slimdata.records.writer`); without it, such a re-run is refused.
+      beam_options: write the shards with an Apache Beam pipeline with these pipeline
+        options (e.g. ['--runner=DirectRunner']); None writes them with local processes.
+      **source_options: `check_images`, `follow_symlinks`, `max_file_bytes`,
+        `max_image_pixels` (see `convert_utils.SourcePolicy`; `dataset_root` is the root).
 
     Returns:
       The writer's summary (records, bytes, notes on clipped boxes and dropped objects).
 
     Raises:
-      ValueError: for bad arguments or bad input, naming the file.
+      ValueError: for bad arguments or bad input, naming the file (a `RerunError` when
+        `output_dir` holds the split from other input).
+      OSError: for an I/O error, naming the file.
     """
     _check_year(year)
     if on_bad_box not in BAD_BOX_POLICIES:
         raise ValueError(f'on_bad_box={on_bad_box!r}; expected one of {BAD_BOX_POLICIES}')
+    policy = convert_utils.SourcePolicy(dataset_root, **source_options)
     voc_folder, found_as = find_voc_folder(dataset_root, year)
-    list_file, image_ids = read_image_ids(voc_folder, split)
-    print(f'pascalvoc_{year} {split}: {len(image_ids)} images listed in {list_file} '
-          f'({dataset_root} is {found_as})', file=sys.stderr)
+    list_file, image_ids = read_image_ids(voc_folder, split, policy)
+    progress.info(f'pascalvoc_{year} {split}: {len(image_ids)} images listed in {list_file} '
+                  f'({dataset_root} is {found_as})')
     image_ids = convert_utils.deterministic_shuffle(image_ids, seed)
     encode = functools.partial(encode_image, voc_folder=voc_folder, list_file=list_file,
-                               on_bad_box=on_bad_box)
-    summary = write_sharded(image_ids, encode, output_dir, split, num_shards,
-                            workers=workers, desc=f'pascalvoc_{year} {split}')
-    dataset_info.write_dataset_info(output_dir, f'pascalvoc_{year}', {split: summary.shards},
-                                    labels_to_names=LABELS_TO_NAMES,
-                                    keys_to_features=keys_to_features(),
-                                    extra={'num_classes': NUM_CLASSES})
-    return summary
+                               on_bad_box=on_bad_box, policy=policy)
+    options = {'converter': 'voc', 'year': year, 'split': split, 'seed': seed,
+               'on_bad_box': on_bad_box, **policy.options()}
+    return write_dataset(
+        output_dir, [SplitSource(split, image_ids, encode, num_shards, options,
+                                 functools.partial(source_paths, voc_folder),
+                                 desc=f'pascalvoc_{year} {split}')],
+        dataset_name=f'pascalvoc_{year}', labels_to_names=LABELS_TO_NAMES,
+        keys_to_features=keys_to_features(), extra={'num_classes': NUM_CLASSES},
+        workers=workers, overwrite=overwrite, beam_options=beam_options)[split]
 
 
 _CLI_DESCRIPTION = """\
@@ -507,8 +549,7 @@ def add_convert_arguments(parser: argparse.ArgumentParser) -> None:
     """Adds the arguments of `slimdata convert voc` (SRC, OUT and options) to `parser`."""
     parser.description = _CLI_DESCRIPTION
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument('dataset_root', metavar='SRC', help='the VOC tree (see above)')
-    parser.add_argument('output_dir', metavar='OUT', help='the folder for the shards')
+    convert_utils.add_source_and_output(parser, 'the VOC tree (see above)')
     parser.add_argument('--year', required=True, choices=YEARS,
                         help='the VOC edition; SRC must hold (or be) its VOC<year> folder')
     parser.add_argument('--split', required=True,
@@ -523,8 +564,10 @@ def add_convert_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_convert(args: argparse.Namespace) -> WriteSummary:
     """Runs `convert` with the arguments added by `add_convert_arguments`; prints the summary."""
-    summary = convert(args.dataset_root, args.output_dir, args.year, args.split,
+    summary = convert(args.src, args.output_dir, args.year, args.split,
                       num_shards=args.num_shards, workers=args.workers, seed=args.seed,
-                      on_bad_box=args.on_bad_box)
+                      on_bad_box=args.on_bad_box, overwrite=args.overwrite,
+                      beam_options=convert_utils.beam_options_from_args(args),
+                      **convert_utils.source_options_from_args(args))
     print(summary.format())
     return summary

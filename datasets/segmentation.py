@@ -26,7 +26,10 @@ Converters read three source trees:
 Every label map is stored as a freshly encoded 8-bit grayscale PNG of class indices (a palette
 PNG's indices are read directly, never through RGB colours). A label value that is neither
 below `num_classes` nor `ignore_label` is an error naming the file and the values, or, with
-`on_bad_label='ignore'`, becomes `ignore_label` and is counted in the summary.
+`on_bad_label='ignore'`, becomes `ignore_label` and is counted in the summary. Source files
+are read through `convert_utils.SourcePolicy` (nothing outside the root, nothing but regular
+files, a size bound), every image is checked (`slimdata.records.images`) and every label map
+decoded. Image ids taken from file names are stored as the names' bytes, UTF-8 or not.
 
 Descriptors: `get_split('pascal_voc_seg' | 'cityscapes' | 'ade20k', split, dataset_dir)`
 with items `image`, `image_name`, `height`, `width`, `labels_class` and the attributes
@@ -40,19 +43,18 @@ import it when called.
 import argparse
 import dataclasses
 import functools
-import logging
 import os
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from slimdata.records import dataset_info
+from slimdata import progress
 from slimdata.dataset import Dataset
+from slimdata.cli import common as arguments
 from slimdata.datasets import convert_utils
+from slimdata.records import fs, images
 from slimdata.records.example import serialize_example
-from slimdata.records.writer import EncodedExample, WriteSummary, write_sharded
-
-logger = logging.getLogger(__name__)
+from slimdata.records.writer import EncodedExample, SplitSource, WriteSummary, write_dataset
 
 ON_BAD_LABEL_CHOICES = ('error', 'ignore')
 BAD_LABEL_NOTE = 'label values mapped to ignore_label'
@@ -206,7 +208,8 @@ class SegmentationSource:
     image_name: str
 
 
-def read_class_indices(path: str) -> np.ndarray:
+def read_class_indices(path: str,
+                       policy: Optional[convert_utils.SourcePolicy] = None) -> np.ndarray:
     """Reads a label PNG as a [height, width] uint8 array of class indices.
 
     A grayscale PNG holds the indices; of a palette PNG the palette indices are the classes
@@ -215,11 +218,13 @@ def read_class_indices(path: str) -> np.ndarray:
     Raises:
       ValueError: naming the file, if it is not a PNG or not a single-channel 8-bit map.
     """
-    data = convert_utils.read_file(path)
-    if convert_utils.image_format_of(data) != 'png':
+    policy = policy or convert_utils.SourcePolicy(os.path.dirname(path) or '.')
+    data = policy.read(path)
+    if images.image_format_of(data) != 'png':
         raise ValueError(f'label file {path} is not a PNG; label maps must be lossless '
                          'PNGs of class indices')
-    label = convert_utils.decode_with_pillow(data, path)
+    images.check_png(data, path, policy.max_image_pixels)
+    label = images.decode_with_pillow(data, path)
     if label.mode not in ('L', 'P'):
         raise ValueError(f'label PNG {path} has mode {label.mode!r} '
                          f'({len(label.getbands())} channel(s)); expected an 8-bit '
@@ -229,7 +234,9 @@ def read_class_indices(path: str) -> np.ndarray:
 
 
 def encode_segmentation_example(source: SegmentationSource, num_classes: int,
-                                ignore_label: int, on_bad_label: str) -> EncodedExample:
+                                ignore_label: int, on_bad_label: str,
+                                policy: Optional[convert_utils.SourcePolicy] = None
+                                ) -> EncodedExample:
     """Reads, validates and serializes one image and its label map (the writer's `encode`).
 
     Args:
@@ -238,13 +245,17 @@ def encode_segmentation_example(source: SegmentationSource, num_classes: int,
       ignore_label: the one other value a label may hold.
       on_bad_label: 'error' to refuse any other value, 'ignore' to store it as
         `ignore_label` (noted in the summary).
+      policy: how source files are read and images checked; by default, files inside the
+        image's folder with the structure check.
 
     Raises:
       ValueError: naming the file(s), for a corrupt or non-JPEG/PNG image, a bad label PNG,
         an image/label size mismatch, or (with 'error') label values out of range.
     """
-    image = convert_utils.read_image(source.image_path)
-    labels = read_class_indices(source.label_path)
+    policy = policy or convert_utils.SourcePolicy(
+        os.path.commonpath([source.image_path, source.label_path]))
+    image_data, image = policy.read_image(source.image_path)
+    labels = read_class_indices(source.label_path, policy)
     if labels.shape != (image.height, image.width):
         raise ValueError(f'size mismatch: image {source.image_path} is '
                          f'{image.width}x{image.height} (WxH) but label {source.label_path} '
@@ -261,12 +272,13 @@ def encode_segmentation_example(source: SegmentationSource, num_classes: int,
         labels = np.where(bad, np.uint8(ignore_label), labels)
         notes = ((BAD_LABEL_NOTE, f'{source.label_path}: {int(bad.sum())} pixels, '
                                   f'values {values}'),)
-    data = serialize_example(record_features(image.data, image.format, source.image_name,
+    data = serialize_example(record_features(image_data, image.format,
+                                             convert_utils.name_bytes(source.image_name),
                                              labels))
     return EncodedExample(data, notes)
 
 
-def record_features(image: bytes, image_format: str, image_name: str,
+def record_features(image: bytes, image_format: str, image_name: Any,
                     labels: np.ndarray) -> Dict[str, Any]:
     """The features of one record in deeplab's layout (see `keys_to_features`), for
     `slimdata.records.example.serialize_example`.
@@ -274,7 +286,7 @@ def record_features(image: bytes, image_format: str, image_name: str,
     Args:
       image: the encoded 3-channel image.
       image_format: 'jpeg' or 'png'.
-      image_name: the image id.
+      image_name: the image id (str, or bytes for a name that is not UTF-8).
       labels: [height, width] uint8 class indices (or ignore_label), stored as a PNG.
     """
     height, width = labels.shape
@@ -301,46 +313,53 @@ def resolve_voc_label_dir(root: str, label_dir: Optional[str] = None) -> str:
     Raises:
       ValueError: if the folder does not exist.
     """
-    from slimdata._tf import tf
     candidates = [label_dir] if label_dir else list(VOC_LABEL_DIRS)
     for candidate in candidates:
         path = os.path.join(root, candidate)
-        if tf.io.gfile.isdir(path):
+        if fs.isdir(path):
             return path
     raise ValueError(f'no label folder in {root}: looked for '
                      f'{", ".join(os.path.join(root, c) for c in candidates)}')
 
 
-def list_voc_seg(root: str, split: str, label_dir: str) -> List[SegmentationSource]:
+def list_voc_seg(root: str, split: str, label_dir: str,
+                 policy: Optional[convert_utils.SourcePolicy] = None
+                 ) -> List[SegmentationSource]:
     """The examples of `ImageSets/Segmentation/<split>.txt`, in list order.
 
     Raises:
       ValueError: for a missing list, a bad line, an entry that escapes `root`, or a
         missing image or label file (naming both).
     """
-    from slimdata._tf import tf
+    policy = policy or convert_utils.SourcePolicy(root)
     list_dir = os.path.join(root, 'ImageSets', 'Segmentation')
     list_file = os.path.join(list_dir, f'{split}.txt')
-    if not tf.io.gfile.exists(list_file):
-        available = [name[:-4] for name in convert_utils.sorted_listdir(list_dir)
-                     if name.endswith('.txt')]
+    if not fs.exists(list_file):
+        available = [name[:-4] for name in _listdir(list_dir) if name.endswith('.txt')]
         raise ValueError(f'no list file {list_file} for split {split!r}; '
                          f'lists in {list_dir}: {available}')
+    try:
+        text = policy.read(list_file).decode('utf-8')
+    except UnicodeDecodeError as error:
+        raise ValueError(f'{list_file} is not a text file of image ids: {error}') from error
     sources = []
-    with tf.io.gfile.GFile(list_file, 'r') as f:
-        for line_number, line in enumerate(f, 1):
-            tokens = line.split()
-            if not tokens:
-                continue
-            if len(tokens) != 1:
-                raise ValueError(f'{list_file}:{line_number}: expected one image id per line, '
-                                 f'got {line.strip()!r}')
-            image_id = tokens[0]
-            _check_inside_root(image_id, list_file, line_number)
-            sources.append(_existing_pair(os.path.join(root, 'JPEGImages', f'{image_id}.jpg'),
-                                          os.path.join(label_dir, f'{image_id}.png'),
-                                          image_id))
+    for line_number, line in enumerate(text.splitlines(), 1):
+        tokens = line.split()
+        if not tokens:
+            continue
+        if len(tokens) != 1:
+            raise ValueError(f'{list_file}:{line_number}: expected one image id per line, '
+                             f'got {line.strip()!r}')
+        image_id = tokens[0]
+        _check_inside_root(image_id, list_file, line_number)
+        sources.append(_existing_pair(os.path.join(root, 'JPEGImages', f'{image_id}.jpg'),
+                                      os.path.join(label_dir, f'{image_id}.png'), image_id))
     return sources
+
+
+def _listdir(folder: str) -> List[str]:
+    """The names in `folder`, sorted; none when it does not exist."""
+    return fs.listdir(folder) if fs.isdir(folder) else []
 
 
 def list_cityscapes(root: str, split: str) -> List[SegmentationSource]:
@@ -350,15 +369,14 @@ def list_cityscapes(root: str, split: str) -> List[SegmentationSource]:
     Raises:
       ValueError: for a missing split folder, no images, or a missing label file.
     """
-    from slimdata._tf import tf
     image_root = os.path.join(root, 'leftImg8bit', split)
-    if not tf.io.gfile.isdir(image_root):
+    if not fs.isdir(image_root):
         image_splits = os.path.join(root, 'leftImg8bit')
         raise ValueError(f'no Cityscapes image folder {image_root}; splits in {image_splits}: '
-                         f'{convert_utils.sorted_listdir(image_splits)}')
+                         f'{_listdir(image_splits)}')
     sources = []
-    for city in convert_utils.sorted_listdir(image_root):
-        for name in convert_utils.sorted_listdir(os.path.join(image_root, city)):
+    for city in _listdir(image_root):
+        for name in _listdir(os.path.join(image_root, city)):
             if name.endswith(_CITYSCAPES_IMAGE_SUFFIX):
                 image_id = name[:-len(_CITYSCAPES_IMAGE_SUFFIX)]
                 sources.append(_existing_pair(
@@ -377,19 +395,18 @@ def list_ade20k(root: str, split: str) -> List[SegmentationSource]:
     Raises:
       ValueError: for an unknown split, a missing folder, no images, or a missing label.
     """
-    from slimdata._tf import tf
     if split not in ADE20K_FOLDERS:
         raise ValueError(f'unknown ADE20K split {split!r}; expected one of '
                          f'{sorted(ADE20K_FOLDERS)}')
     folder = ADE20K_FOLDERS[split]
     image_root = os.path.join(root, 'images', folder)
-    if not tf.io.gfile.isdir(image_root):
+    if not fs.isdir(image_root):
         raise ValueError(f'no ADE20K image folder {image_root} (expected the '
                          'ADEChallengeData2016 folder as root)')
     sources = [_existing_pair(os.path.join(image_root, name),
                               os.path.join(root, 'annotations', folder, name[:-4] + '.png'),
                               name[:-4])
-               for name in convert_utils.sorted_listdir(image_root) if name.endswith('.jpg')]
+               for name in _listdir(image_root) if name.endswith('.jpg')]
     if not sources:
         raise ValueError(f'no .jpg images in {image_root}')
     return sources
@@ -403,8 +420,7 @@ def _check_inside_root(entry: str, list_file: str, line_number: int) -> None:
 
 
 def _existing_pair(image_path: str, label_path: str, image_name: str) -> SegmentationSource:
-    from slimdata._tf import tf
-    missing = [path for path in (image_path, label_path) if not tf.io.gfile.exists(path)]
+    missing = [path for path in (image_path, label_path) if not fs.exists(path)]
     if missing:
         raise ValueError(f'missing {" and ".join(missing)} (image {image_path}, '
                          f'label {label_path})')
@@ -415,94 +431,124 @@ def _existing_pair(image_path: str, label_path: str, image_name: str) -> Segment
 # Converters
 
 
-def convert_voc_seg(root: str, output_dir: str, split: str, label_dir: Optional[str] = None,
-                    num_classes: Optional[int] = None, ignore_label: Optional[int] = None,
-                    on_bad_label: str = 'error', num_shards: int = 4, workers: int = 1,
-                    seed: Optional[int] = 0) -> WriteSummary:
-    """Converts one split of a VOC2012 segmentation tree to deeplab records.
+def convert_voc_seg(root: str, output_dir: str, splits: Union[str, Sequence[str]],
+                    label_dir: Optional[str] = None, num_classes: Optional[int] = None,
+                    ignore_label: Optional[int] = None, on_bad_label: str = 'error',
+                    num_shards: int = 4, workers: int = 1, seed: Optional[int] = 0,
+                    overwrite: bool = False, beam_options: Optional[Sequence[str]] = None,
+                    **source_options: Any) -> Dict[str, WriteSummary]:
+    """Converts splits of a VOC2012 segmentation tree to deeplab records.
 
     Args:
       root: the VOC2012 folder (VOCdevkit/VOC2012), holding ImageSets/Segmentation/<split>.txt,
         JPEGImages/ and SegmentationClassRaw/ or SegmentationClass/.
       output_dir: the folder of the shards and `dataset_info.json`.
-      split: the list file's name, e.g. 'train', 'val', 'trainval', 'train_aug'.
+      splits: list file names, e.g. 'train', ['train', 'val'], 'trainval', 'train_aug'.
       label_dir: the folder of label PNGs, relative to `root` or absolute; default
         SegmentationClassRaw if present, else SegmentationClass (palette PNGs).
       num_classes, ignore_label: for a custom dataset in the VOC layout; default VOC's
         21 and 255. Recorded in `dataset_info.json`.
       on_bad_label: 'error' or 'ignore' (see `encode_segmentation_example`).
-      num_shards, workers: see `slimdata.records.writer.write_sharded`.
+      num_shards, workers: see `slimdata.records.writer.write_dataset` (per split).
       seed: shuffles the examples into the shards; None keeps the list's order.
+      overwrite: replace splits of other input already in `output_dir` (see
+        `slimdata.records.writer`); without it, such a re-run is refused.
+      beam_options: write the shards with an Apache Beam pipeline with these pipeline
+        options (e.g. ['--runner=DirectRunner']); None writes them with local processes.
+      **source_options: `check_images`, `follow_symlinks`, `max_file_bytes`,
+        `max_image_pixels` (see `convert_utils.SourcePolicy`; `root` is the root).
 
     Returns:
-      The WriteSummary of the split.
+      split -> its WriteSummary.
     """
     resolved_label_dir = resolve_voc_label_dir(root, label_dir)
-    logger.info('pascal_voc_seg: labels from %s', resolved_label_dir)
+    policy = convert_utils.SourcePolicy(root, other_roots=(resolved_label_dir,),
+                                        **source_options)
+    progress.info(f'pascal_voc_seg: labels from {resolved_label_dir}')
     published = PUBLISHED_DATASETS['pascal_voc_seg']
-    return _convert('pascal_voc_seg', list_voc_seg(root, split, resolved_label_dir),
-                    output_dir, split, _or(num_classes, published.num_classes),
+    return _convert('pascal_voc_seg',
+                    {split: list_voc_seg(root, split, resolved_label_dir, policy)
+                     for split in _as_list(splits)},
+                    output_dir, _or(num_classes, published.num_classes),
                     _or(ignore_label, published.ignore_label), on_bad_label, num_shards,
-                    workers, seed, extra={'label_dir': os.path.basename(resolved_label_dir)})
+                    workers, seed, overwrite, beam_options, policy,
+                    extra={'label_dir': os.path.basename(resolved_label_dir)})
 
 
-def convert_cityscapes(root: str, output_dir: str, split: str, on_bad_label: str = 'error',
-                       num_shards: int = 10, workers: int = 1,
-                       seed: Optional[int] = 0) -> WriteSummary:
-    """Converts one split of a Cityscapes tree (fine annotations, train ids) to records.
+def convert_cityscapes(root: str, output_dir: str, splits: Union[str, Sequence[str]],
+                       on_bad_label: str = 'error', num_shards: int = 10, workers: int = 1,
+                       seed: Optional[int] = 0, overwrite: bool = False,
+                       beam_options: Optional[Sequence[str]] = None,
+                       **source_options: Any) -> Dict[str, WriteSummary]:
+    """Converts splits of a Cityscapes tree (fine annotations, train ids) to records.
 
     Args:
       root: the Cityscapes folder holding leftImg8bit/ and gtFine/ (the train-id PNGs made by
         cityscapesscripts' createTrainIdLabelImgs).
       output_dir: the folder of the shards and `dataset_info.json`.
-      split: 'train', 'val' or 'test' (or deeplab's names 'train_fine', 'val_fine',
-        'test_fine'); written as train_fine, val_fine, test_fine.
+      splits: 'train', 'val', 'test' or a list of them (or deeplab's names 'train_fine',
+        'val_fine', 'test_fine'); written as train_fine, val_fine, test_fine.
       on_bad_label: 'error' or 'ignore' (see `encode_segmentation_example`).
-      num_shards, workers: see `slimdata.records.writer.write_sharded`.
+      num_shards, workers: see `slimdata.records.writer.write_dataset` (per split).
       seed: shuffles the examples into the shards; None keeps the sorted order.
+      overwrite, beam_options, **source_options: as for `convert_voc_seg`.
 
     Returns:
-      The WriteSummary of the split.
+      record split name (train_fine, ...) -> its WriteSummary.
     """
-    source_split = {record: source for source, record in CITYSCAPES_SPLITS.items()}.get(
-        split, split)
-    if source_split not in CITYSCAPES_SPLITS:
-        raise ValueError(f'unknown Cityscapes split {split!r}; expected one of '
-                         f'{sorted(CITYSCAPES_SPLITS)} (or {sorted(CITYSCAPES_SPLITS.values())})')
+    policy = convert_utils.SourcePolicy(root, **source_options)
+    by_record_split = {}
+    for split in _as_list(splits):
+        source_split = {record: source for source, record in CITYSCAPES_SPLITS.items()}.get(
+            split, split)
+        if source_split not in CITYSCAPES_SPLITS:
+            raise ValueError(f'unknown Cityscapes split {split!r}; expected one of '
+                             f'{sorted(CITYSCAPES_SPLITS)} (or '
+                             f'{sorted(CITYSCAPES_SPLITS.values())})')
+        by_record_split[CITYSCAPES_SPLITS[source_split]] = list_cityscapes(root, source_split)
     published = PUBLISHED_DATASETS['cityscapes']
-    return _convert('cityscapes', list_cityscapes(root, source_split), output_dir,
-                    CITYSCAPES_SPLITS[source_split], published.num_classes,
-                    published.ignore_label, on_bad_label, num_shards, workers, seed)
+    return _convert('cityscapes', by_record_split, output_dir, published.num_classes,
+                    published.ignore_label, on_bad_label, num_shards, workers, seed,
+                    overwrite, beam_options, policy)
 
 
-def convert_ade20k(root: str, output_dir: str, split: str, on_bad_label: str = 'error',
-                   num_shards: int = 4, workers: int = 1,
-                   seed: Optional[int] = 0) -> WriteSummary:
-    """Converts one split of the ADE20K scene-parsing tree (ADEChallengeData2016) to records.
+def convert_ade20k(root: str, output_dir: str, splits: Union[str, Sequence[str]],
+                   on_bad_label: str = 'error', num_shards: int = 4, workers: int = 1,
+                   seed: Optional[int] = 0, overwrite: bool = False,
+                   beam_options: Optional[Sequence[str]] = None,
+                   **source_options: Any) -> Dict[str, WriteSummary]:
+    """Converts splits of the ADE20K scene-parsing tree (ADEChallengeData2016) to records.
 
     Args:
       root: the ADEChallengeData2016 folder, holding images/{training,validation}/*.jpg and
         annotations/{training,validation}/*.png.
       output_dir: the folder of the shards and `dataset_info.json`.
-      split: 'train' (images/training) or 'val' (images/validation).
+      splits: 'train' (images/training), 'val' (images/validation), or both.
       on_bad_label: 'error' or 'ignore' (see `encode_segmentation_example`).
-      num_shards, workers: see `slimdata.records.writer.write_sharded`.
+      num_shards, workers: see `slimdata.records.writer.write_dataset` (per split).
       seed: shuffles the examples into the shards; None keeps the sorted order.
+      overwrite, beam_options, **source_options: as for `convert_voc_seg`.
 
     Returns:
-      The WriteSummary of the split.
+      split -> its WriteSummary.
     """
+    policy = convert_utils.SourcePolicy(root, **source_options)
     published = PUBLISHED_DATASETS['ade20k']
-    return _convert('ade20k', list_ade20k(root, split), output_dir, split,
-                    published.num_classes, published.ignore_label, on_bad_label, num_shards,
-                    workers, seed)
+    return _convert('ade20k', {split: list_ade20k(root, split) for split in _as_list(splits)},
+                    output_dir, published.num_classes, published.ignore_label, on_bad_label,
+                    num_shards, workers, seed, overwrite, beam_options, policy)
 
 
-def _convert(dataset_name: str, sources: List[SegmentationSource], output_dir: str,
-             split: str, num_classes: int, ignore_label: int, on_bad_label: str,
-             num_shards: int, workers: int, seed: Optional[int],
-             extra: Optional[Mapping[str, Any]] = None) -> WriteSummary:
-    """Writes `sources` as split `split` and records it in `dataset_info.json`."""
+def _as_list(splits: Union[str, Sequence[str]]) -> List[str]:
+    return [splits] if isinstance(splits, str) else list(dict.fromkeys(splits))
+
+
+def _convert(dataset_name: str, splits: Mapping[str, List[SegmentationSource]],
+             output_dir: str, num_classes: int, ignore_label: int, on_bad_label: str,
+             num_shards: int, workers: int, seed: Optional[int], overwrite: bool,
+             beam_options: Optional[Sequence[str]], policy: convert_utils.SourcePolicy,
+             extra: Optional[Mapping[str, Any]] = None) -> Dict[str, WriteSummary]:
+    """Writes the splits' sources and records them in `dataset_info.json`."""
     if on_bad_label not in ON_BAD_LABEL_CHOICES:
         raise ValueError(f'on_bad_label must be one of {ON_BAD_LABEL_CHOICES}, '
                          f'got {on_bad_label!r}')
@@ -510,16 +556,24 @@ def _convert(dataset_name: str, sources: List[SegmentationSource], output_dir: s
         raise ValueError(f'num_classes ({num_classes}) and ignore_label ({ignore_label}) must '
                          'fit 8-bit label PNGs')
     encode = functools.partial(encode_segmentation_example, num_classes=num_classes,
-                               ignore_label=ignore_label, on_bad_label=on_bad_label)
-    summary = write_sharded(convert_utils.deterministic_shuffle(sources, seed), encode,
-                            output_dir, split, num_shards, workers,
-                            desc=f'{dataset_name} {split}')
-    dataset_info.write_dataset_info(
-        output_dir, dataset_name, {split: summary.shards},
+                               ignore_label=ignore_label, on_bad_label=on_bad_label,
+                               policy=policy)
+    options = {'converter': dataset_name, 'num_classes': num_classes,
+               'ignore_label': ignore_label, 'on_bad_label': on_bad_label, 'seed': seed,
+               **dict(extra or {}), **policy.options()}
+    sources = [SplitSource(split, convert_utils.deterministic_shuffle(examples, seed), encode,
+                           num_shards, options, _files_of, desc=f'{dataset_name} {split}')
+               for split, examples in splits.items()]
+    return write_dataset(
+        output_dir, sources, dataset_name=dataset_name,
         labels_to_names=_published_labels(dataset_name, num_classes),
         keys_to_features=keys_to_features(),
-        extra={'num_classes': num_classes, 'ignore_label': ignore_label, **(extra or {})})
-    return summary
+        extra={'num_classes': num_classes, 'ignore_label': ignore_label, **(extra or {})},
+        workers=workers, overwrite=overwrite, beam_options=beam_options)
+
+
+def _files_of(source: SegmentationSource) -> List[str]:
+    return [source.image_path, source.label_path]
 
 
 def _or(value: Optional[int], default: int) -> int:
@@ -532,8 +586,7 @@ def _or(value: Optional[int], default: int) -> int:
 
 def _add_common_arguments(parser: argparse.ArgumentParser, root_help: str, splits_help: str,
                           default_splits: List[str], default_num_shards: int) -> None:
-    parser.add_argument('root', help=root_help)
-    parser.add_argument('output_dir', help='folder for the shards and dataset_info.json')
+    convert_utils.add_source_and_output(parser, root_help)
     parser.add_argument('--split', dest='splits', nargs='+', default=default_splits,
                         help=f'{splits_help} (default: %(default)s)')
     parser.add_argument('--on-bad-label', choices=ON_BAD_LABEL_CHOICES, default='error',
@@ -554,20 +607,18 @@ def add_voc_seg_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--label-dir', default=None,
                         help='label PNG folder, relative to ROOT or absolute (default: '
                              'SegmentationClassRaw if present, else SegmentationClass)')
-    parser.add_argument('--num-classes', type=int, default=None,
+    parser.add_argument('--num-classes', type=arguments.positive_int, default=None,
                         help='for a custom dataset in the VOC layout (default: 21)')
-    parser.add_argument('--ignore-label', type=int, default=None,
+    parser.add_argument('--ignore-label', type=arguments.label_value, default=None,
                         help='for a custom dataset in the VOC layout (default: 255)')
 
 
 def run_voc_seg(args: argparse.Namespace) -> Dict[str, WriteSummary]:
-    """Runs `convert_voc_seg` for each of `args.splits`, printing what it did."""
-    print(f'labels from {resolve_voc_label_dir(args.root, args.label_dir)}')
-    return _run_splits(functools.partial(
-        convert_voc_seg, args.root, args.output_dir, label_dir=args.label_dir,
+    """Runs `convert_voc_seg` for `args.splits`, printing what it did."""
+    return _print_summaries(convert_voc_seg(
+        args.src, args.output_dir, args.splits, label_dir=args.label_dir,
         num_classes=args.num_classes, ignore_label=args.ignore_label,
-        on_bad_label=args.on_bad_label, num_shards=args.num_shards, workers=args.workers,
-        seed=args.seed), args.splits)
+        **_common_options(args)))
 
 
 def add_cityscapes_arguments(parser: argparse.ArgumentParser) -> None:
@@ -583,10 +634,9 @@ def add_cityscapes_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_cityscapes(args: argparse.Namespace) -> Dict[str, WriteSummary]:
-    """Runs `convert_cityscapes` for each of `args.splits`, printing what it did."""
-    return _run_splits(functools.partial(
-        convert_cityscapes, args.root, args.output_dir, on_bad_label=args.on_bad_label,
-        num_shards=args.num_shards, workers=args.workers, seed=args.seed), args.splits)
+    """Runs `convert_cityscapes` for `args.splits`, printing what it did."""
+    return _print_summaries(convert_cityscapes(args.src, args.output_dir, args.splits,
+                                               **_common_options(args)))
 
 
 def add_ade20k_arguments(parser: argparse.ArgumentParser) -> None:
@@ -601,16 +651,20 @@ def add_ade20k_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_ade20k(args: argparse.Namespace) -> Dict[str, WriteSummary]:
-    """Runs `convert_ade20k` for each of `args.splits`, printing what it did."""
-    return _run_splits(functools.partial(
-        convert_ade20k, args.root, args.output_dir, on_bad_label=args.on_bad_label,
-        num_shards=args.num_shards, workers=args.workers, seed=args.seed), args.splits)
+    """Runs `convert_ade20k` for `args.splits`, printing what it did."""
+    return _print_summaries(convert_ade20k(args.src, args.output_dir, args.splits,
+                                           **_common_options(args)))
 
 
-def _run_splits(convert_split, splits: List[str]) -> Dict[str, WriteSummary]:
-    summaries = {}
-    for split in splits:
-        summary = convert_split(split)
+def _common_options(args: argparse.Namespace) -> Dict[str, Any]:
+    """The keyword arguments of the converters' options `_add_common_arguments` declared."""
+    return {'on_bad_label': args.on_bad_label, 'num_shards': args.num_shards,
+            'workers': args.workers, 'seed': args.seed, 'overwrite': args.overwrite,
+            'beam_options': convert_utils.beam_options_from_args(args),
+            **convert_utils.source_options_from_args(args)}
+
+
+def _print_summaries(summaries: Dict[str, WriteSummary]) -> Dict[str, WriteSummary]:
+    for summary in summaries.values():
         print(summary.format())
-        summaries[summary.split] = summary
     return summaries

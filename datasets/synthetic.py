@@ -28,6 +28,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 from PIL import Image
 
+from slimdata import show
 from slimdata.datasets import pascalvoc
 
 # ----------------------------------------------------------------------------------------
@@ -526,16 +527,8 @@ def _sub(parent: ElementTree.Element, tag: str, text: Optional[str] = None
 _SEGMENTATION_SIZE_RANGE = (0.2, 0.5)
 
 
-def voc_colormap() -> np.ndarray:
-    """The Pascal VOC colour map: [256, 3] uint8, index -> RGB (0 black, 1 (128, 0, 0), ...,
-    255 (224, 224, 192)), as VOC's devkit builds it: the bits of the index, three at a time,
-    fill red, green and blue from their most significant bit down."""
-    indices = np.arange(256)
-    colours = np.zeros((256, 3), np.int64)
-    for bit in range(8):
-        for channel in range(3):
-            colours[:, channel] |= ((indices >> (3 * bit + channel)) & 1) << (7 - bit)
-    return colours.astype(np.uint8)
+#: The Pascal VOC colour map, [256, 3] uint8 (the one `slimdata show` draws class maps with).
+voc_colormap = show.voc_palette
 
 
 def make_voc_seg_tree(root: str, num_images: int = 32,

@@ -12,6 +12,18 @@ The compat modules (``dataset``, ``tfexample_decoder``, ``dataset_data_provider`
 ``parallel_reader``, ``prefetch_queue``, ...) need TensorFlow and import it when they are
 imported. ``slimdata.records.tfrecord`` and the ``count``/``verify``/``index`` commands do not, so
 importing the bare package never loads TensorFlow.
+
+Code you cannot edit keeps ``tf_slim``: ``slimdata.patch_tf_slim()`` (or the start-up hook of
+``slimdata patch-tf-slim install``) makes tf_slim's own data code work on modern TensorFlow; see
+``slimdata.tf_slim_patch``.
 """
 
-__version__ = '0.1.0'
+__version__ = '0.2.0'
+
+
+def __getattr__(name):
+    # patch_tf_slim is loaded on first use, so that `import slimdata` stays free of TensorFlow.
+    if name == 'patch_tf_slim':
+        from slimdata.tf_slim_patch import patch_tf_slim
+        return patch_tf_slim
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

@@ -5,8 +5,8 @@ import importlib
 INSTALL_HINT = (
     'slimdata needs TensorFlow for this module, and it is not installed. Install it with '
     '`pip install slimdata[cpu]` (CPU build), `pip install slimdata[gpu]` (CUDA build), '
-    'or `pip install tensorflow` yourself; `slimdata.records.tfrecord` and `slimdata count|verify|index` '
-    'work without it.')
+    'or `pip install tensorflow` yourself; `slimdata.records` and `slimdata count|verify|index|'
+    'inspect|show` work without it.')
 
 
 def import_tensorflow():

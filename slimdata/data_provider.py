@@ -12,7 +12,7 @@ Same interface as `tf_slim.data.data_provider.DataProvider`; `list_items` return
 import abc
 
 
-class DataProvider(abc.ABC):
+class DataProvider(abc.ABC):  # noqa: B024 (tf_slim's has no abstract method either)
     """Maps a list of requested data items to tensors from a data source.
 
     All data providers inherit from DataProvider. No assumption is made about the source of

@@ -22,14 +22,15 @@ FIFO queue filled by `num_threads` queue runners.
 It serves items whose shape is the same for every record (give `Image` its `shape`); items of
 varying shape (boxes, images to be resized) need per-example preprocessing, which is what
 `DatasetDataProvider` + `tf.compat.v1.train.batch(dynamic_pad=True)` are for. Shuffling,
-`num_epochs`, `record_key` and the end of input (`OutOfRangeError`) are as in
-`DatasetDataProvider`.
+`num_epochs`, `record_key`, the end of input (`OutOfRangeError`), the checks of damaged files
+and of the records each epoch read, and `skip_corrupt` are as in `DatasetDataProvider`.
 """
 
 from slimdata import data_provider
 from slimdata import parallel_reader
 from slimdata._tf import require_graph_mode, tf
-from slimdata.dataset_data_provider import check_record_key
+from slimdata.dataset_data_provider import check_record_key, record_check_of
+from slimdata.tfexample_decoder import decode_record
 
 
 class DatasetBatchProvider(data_provider.DataProvider):
@@ -38,7 +39,8 @@ class DatasetBatchProvider(data_provider.DataProvider):
     def __init__(self, dataset, batch_size, num_readers=1, reader_kwargs=None, shuffle=True,
                  num_epochs=None, common_queue_capacity=256, common_queue_min=128,
                  record_key='record_key', seed=None, scope=None, num_threads=1, capacity=4,
-                 allow_smaller_final_batch=False):
+                 allow_smaller_final_batch=False, skip_corrupt=False, num_workers=1,
+                 worker_index=0):
         """Creates a DatasetBatchProvider.
 
         Args:
@@ -62,11 +64,13 @@ class DatasetBatchProvider(data_provider.DataProvider):
           allow_smaller_final_batch: if True, the last batch of the last epoch holds the
             remaining records (fewer than `batch_size`) and the batch dimension is None;
             if False those records are dropped, as `tf.compat.v1.train.batch` does.
+          skip_corrupt, num_workers, worker_index: as in `DatasetDataProvider`.
 
         Raises:
           ValueError: if `record_key` matches one of the items in the dataset, if
             `common_queue_capacity` is below `batch_size`, or if an item's shape is not the
             same for every record (naming the item).
+          TFRecordError: a TFRecord data file is damaged (and `skip_corrupt` is False).
           RuntimeError: under eager execution.
         """
         require_graph_mode('DatasetBatchProvider')
@@ -80,10 +84,12 @@ class DatasetBatchProvider(data_provider.DataProvider):
                 dataset.data_sources, dataset.reader, num_epochs=num_epochs,
                 num_readers=num_readers, reader_kwargs=reader_kwargs, shuffle=shuffle,
                 capacity=common_queue_capacity, min_after_dequeue=common_queue_min,
-                seed=seed)
+                seed=seed, num_samples=dataset.num_samples, skip_corrupt=skip_corrupt,
+                record_check=record_check_of(dataset.decoder), num_workers=num_workers,
+                worker_index=worker_index)
             read = reader.read_up_to if allow_smaller_final_batch else reader.read_many
             keys, records = read(filename_queue, batch_size)
-            decoded, example_shapes = _decode_batch(dataset.decoder, items, records)
+            decoded, example_shapes = _decode_batch(dataset.decoder, items, keys, records)
             batch = _queued(decoded + [keys], example_shapes + [[]], batch_size,
                             allow_smaller_final_batch, num_threads, capacity)
         super().__init__(items_to_tensors=dict(zip(items + [record_key], batch)),
@@ -102,8 +108,8 @@ def _check_fixed_shapes(items, tensors):
                 % (item, 'sparse' if isinstance(tensor, tf.SparseTensor) else tensor.shape))
 
 
-def _decode_batch(decoder, items, records):
-    """Decodes each of the 1-D `records` with `decoder`.
+def _decode_batch(decoder, items, keys, records):
+    """Decodes each of the 1-D `records` with `decoder` (naming each by its key in errors).
 
     Returns:
       (decoded, example_shapes): one [n, ...] tensor per item, and each item's shape in one
@@ -111,11 +117,11 @@ def _decode_batch(decoder, items, records):
     """
     # Decoding one record outside the loop gives the items' dtypes and shapes for map_fn
     # (the ops are never run).
-    sample = decoder.decode(records[0], items)
+    sample = decode_record(decoder, records[0], items, keys[0])
     _check_fixed_shapes(items, sample)
     signature = [tf.TensorSpec(tensor.shape, tensor.dtype) for tensor in sample]
-    decoded = tf.map_fn(lambda record: decoder.decode(record, items), records,
-                        fn_output_signature=signature)
+    decoded = tf.map_fn(lambda pair: decode_record(decoder, pair[1], items, pair[0]),
+                        (keys, records), fn_output_signature=signature)
     return list(decoded), [tensor.shape.as_list() for tensor in sample]
 
 

@@ -15,12 +15,19 @@ they come from the same record. Nothing flows until
 epochs (run `tf.compat.v1.local_variables_initializer()`), and after N epochs the consumer gets
 `tf.errors.OutOfRangeError`.
 
-Same class, signature and defaults as `tf_slim.data.dataset_data_provider`.
+Same class, signature and defaults as `tf_slim.data.dataset_data_provider`, and one more
+argument, `skip_corrupt`. TFRecord data files are checked before TensorFlow's reader opens
+them, and the epochs are counted (`slimdata.record_checks`): a damaged file is refused with a
+`TFRecordError` naming it, the record and its offset, and, with `num_epochs`, input that ends
+having read another number of records than the files hold or `num_samples` says fails with
+InvalidArgumentError. A record that is not an Example fails with InvalidArgumentError naming
+its `record_key` (`file:offset`); one whose features do not match, naming the feature key.
 """
 
 from slimdata import data_provider
 from slimdata import parallel_reader
-from slimdata._tf import require_graph_mode
+from slimdata._tf import require_graph_mode, tf
+from slimdata.tfexample_decoder import checked_records, decode_record
 
 
 class DatasetDataProvider(data_provider.DataProvider):
@@ -28,7 +35,8 @@ class DatasetDataProvider(data_provider.DataProvider):
 
     def __init__(self, dataset, num_readers=1, reader_kwargs=None, shuffle=True,
                  num_epochs=None, common_queue_capacity=256, common_queue_min=128,
-                 record_key='record_key', seed=None, scope=None):
+                 record_key='record_key', seed=None, scope=None, skip_corrupt=False,
+                 num_workers=1, worker_index=0):
         """Creates a DatasetDataProvider.
 
         Args:
@@ -46,28 +54,43 @@ class DatasetDataProvider(data_provider.DataProvider):
             provided.
           seed: the seed to use if shuffling.
           scope: optional name scope for the ops.
+          skip_corrupt: if True, a damaged TFRecord file is read up to its damage and the rest
+            of it is skipped; each epoch's skipped records are counted and reported in a
+            warning of the `slimdata` logger at the end of the epoch. The files are then read
+            by tf.data into the common queue (a TensorFlow reader cannot go on past a damaged
+            record).
+          num_workers, worker_index: in a job of several workers, the number of workers and
+            this one's index (defaults: one worker reading everything, as tf_slim). Each reads
+            its share of the data files, or of their records when there are fewer files than
+            workers, so that over all workers every record is read once per epoch
+            (`slimdata.workers`; `slimdata.workers.from_tf_config()` gives both from
+            TF_CONFIG). `num_samples()` stays the whole dataset's.
 
         Raises:
           ValueError: if `record_key` matches one of the items in the dataset.
+          TFRecordError: a TFRecord data file is damaged (and `skip_corrupt` is False).
           RuntimeError: under eager execution.
         """
         require_graph_mode('DatasetDataProvider')
         items = dataset.decoder.list_items()
         check_record_key(items, record_key)
-        key, data = parallel_reader.parallel_read(
-            dataset.data_sources,
-            reader_class=dataset.reader,
-            num_epochs=num_epochs,
-            num_readers=num_readers,
-            reader_kwargs=reader_kwargs,
-            shuffle=shuffle,
-            capacity=common_queue_capacity,
-            min_after_dequeue=common_queue_min,
-            seed=seed,
-            scope=scope)
-        items_to_tensors = dict(zip(items, dataset.decoder.decode(data, items)))
+        with tf.compat.v1.name_scope(scope, 'parallel_read'):
+            reader, filename_queue = parallel_reader.make_parallel_reader(
+                dataset.data_sources, dataset.reader, num_epochs=num_epochs,
+                num_readers=num_readers, reader_kwargs=reader_kwargs, shuffle=shuffle,
+                capacity=common_queue_capacity, min_after_dequeue=common_queue_min, seed=seed,
+                num_samples=dataset.num_samples, skip_corrupt=skip_corrupt,
+                record_check=record_check_of(dataset.decoder), num_workers=num_workers,
+                worker_index=worker_index)
+            key, data = reader.read(filename_queue)
+        items_to_tensors = dict(zip(items, decode_record(dataset.decoder, data, items, key)))
         items_to_tensors[record_key] = key
         super().__init__(items_to_tensors=items_to_tensors, num_samples=dataset.num_samples)
+
+
+def record_check_of(decoder):
+    """The readers' check of each batch of records (`tfexample_decoder.checked_records`)."""
+    return lambda keys, records: checked_records(decoder, records, keys)
 
 
 def check_record_key(items, record_key):

@@ -11,8 +11,18 @@ the reading once `tf.compat.v1.train.start_queue_runners` is called::
 Same classes, functions, signatures and defaults as `tf_slim.data.parallel_reader`, on the
 public TensorFlow API. Calling them under eager execution raises a RuntimeError saying how to
 switch to graph mode (or to use `slimdata.tfdata`).
+
+With `tf.compat.v1.TFRecordReader`, `parallel_read`, `make_parallel_reader` and
+`single_pass_read` check every data file's framing before TensorFlow's reader opens it, and
+refuse a damaged file with a `TFRecordError` (see `slimdata.record_checks`); with `num_epochs`,
+the end of the input is checked too: the readers must have read what the files held (and
+`num_samples` says), or the queue runner fails with InvalidArgumentError saying so.
 """
 
+import dataclasses
+from typing import Optional
+
+from slimdata import record_checks, workers
 from slimdata._tf import require_graph_mode, tf
 
 _GLOB_CHARACTERS = ('*', '?', '[')
@@ -34,7 +44,8 @@ class ParallelReader(tf.compat.v1.ReaderBase):
     See `tf.compat.v1.ReaderBase` for supported methods.
     """
 
-    def __init__(self, reader_class, common_queue, num_readers=4, reader_kwargs=None):
+    def __init__(self, reader_class, common_queue, num_readers=4, reader_kwargs=None,
+                 end_of_input_check=None, record_check=None):
         """Creates `num_readers` instances of `reader_class`.
 
         Each instance is created by calling `reader_class(**reader_kwargs)`. Reading from a
@@ -49,6 +60,13 @@ class ParallelReader(tf.compat.v1.ReaderBase):
             [tf.string, tf.string]. E.g. `tf.queue.FIFOQueue` or `tf.queue.RandomShuffleQueue`.
           num_readers: an integer, the number of instances of reader_class to create.
           reader_kwargs: an optional dict of kwargs to create the readers.
+          end_of_input_check: an optional `EndOfInputCheck`: when the readers run out of
+            files, the common queue is closed only after they are found to have read what
+            it expects (else the queue runner fails with InvalidArgumentError saying what
+            they read). The readers are then configured by one read call only.
+          record_check: an optional function (keys, records) -> records, applied to each
+            batch of records (1-D tensors) a reader reads, before the common queue: e.g.
+            `tfexample_decoder.checked_records`.
 
         Raises:
           TypeError: if `common_queue.dtypes` is not [tf.string, tf.string].
@@ -61,6 +79,9 @@ class ParallelReader(tf.compat.v1.ReaderBase):
         reader_kwargs = reader_kwargs or {}
         self._readers = [reader_class(**reader_kwargs) for _ in range(num_readers)]
         self._common_queue = common_queue
+        self._end_of_input_check = end_of_input_check
+        self._record_check = record_check
+        self._configured = False
 
     @property
     def num_readers(self):
@@ -128,14 +149,26 @@ class ParallelReader(tf.compat.v1.ReaderBase):
     def _configure_readers_by(self, queue):
         require_graph_mode('ParallelReader.read')
         enqueue_ops = [self._enqueue_records_of(reader, queue) for reader in self._readers]
-        tf.compat.v1.train.add_queue_runner(
-            tf.compat.v1.train.QueueRunner(self._common_queue, enqueue_ops))
+        if self._end_of_input_check is None:
+            tf.compat.v1.train.add_queue_runner(
+                tf.compat.v1.train.QueueRunner(self._common_queue, enqueue_ops))
+        elif self._configured:
+            raise ValueError('A ParallelReader with an end-of-input check is read through one '
+                             'read, read_up_to or read_many call; use the tensors it returned')
+        else:
+            _add_checked_runners(self._common_queue, enqueue_ops, self._end_of_input_check,
+                                 self.num_records_produced)
+        self._configured = True
 
     def _enqueue_records_of(self, reader, queue):
         if hasattr(reader, 'read_up_to'):
-            return self._common_queue.enqueue_many(reader.read_up_to(queue, RECORDS_PER_READ))
+            return self._common_queue.enqueue_many(
+                _checked_records(self._record_check,
+                                 *reader.read_up_to(queue, RECORDS_PER_READ)))
         # A duck-typed reader with only read().
-        return self._common_queue.enqueue(reader.read(queue))
+        keys, records = _checked_records(self._record_check, *[
+            tf.expand_dims(tensor, 0) for tensor in reader.read(queue)])
+        return self._common_queue.enqueue_many([keys, records])
 
     def num_records_produced(self, name=None):
         """Returns the number of records this reader has produced, an int64 tensor."""
@@ -174,6 +207,7 @@ def parallel_read(data_sources, reader_class, num_epochs=None, num_readers=4,
 
     Raises:
       ValueError: if no data files are found.
+      TFRecordError: a TFRecord data file is damaged.
       RuntimeError: under eager execution.
     """
     require_graph_mode('parallel_read')
@@ -187,21 +221,43 @@ def parallel_read(data_sources, reader_class, num_epochs=None, num_readers=4,
 
 def make_parallel_reader(data_sources, reader_class, num_epochs=None, num_readers=4,
                          reader_kwargs=None, shuffle=True, dtypes=None, capacity=256,
-                         min_after_dequeue=128, seed=None):
+                         min_after_dequeue=128, seed=None, num_samples=None,
+                         skip_corrupt=False, record_check=None, num_workers=1, worker_index=0):
     """The ParallelReader and filename queue of `parallel_read`, for reading several records
-    per step (`reader.read_up_to(filename_queue, n)`); the arguments are `parallel_read`'s.
+    per step (`reader.read_up_to(filename_queue, n)`); the arguments are `parallel_read`'s,
+    and:
+
+      num_samples: optional; the records an epoch holds. With `num_epochs`, input that ends
+        having read another number is an error.
+      skip_corrupt: see below.
+      record_check: see `ParallelReader`.
+      num_workers, worker_index: read only this worker's part of the data files, or of their
+        records when there are fewer files than workers (`slimdata.workers`).
+
+    With `skip_corrupt=True` (TFRecord files only), tf.data reads the files into the common
+    queue in place of `num_readers` TensorFlow readers (tf.data can go on past a damaged
+    record, a TensorFlow reader cannot): a damaged file is read up to its damage, and each
+    epoch's skipped records are counted and reported in a warning of the `slimdata` logger
+    (`slimdata.record_checks`). The reader returned then reads from the common queue alone,
+    and the filename queue is None.
 
     Returns:
       (reader, filename_queue): a `ParallelReader` and the queue of its data files.
 
     Raises:
-      ValueError: if no data files are found.
+      ValueError: if no data files are found, or `skip_corrupt` is asked of another reader.
+      TFRecordError: a TFRecord data file is damaged (and `skip_corrupt` is False).
       RuntimeError: under eager execution.
     """
     require_graph_mode('make_parallel_reader')
-    data_files = _read_files(data_sources)
-    filename_queue = tf.compat.v1.train.string_input_producer(
-        data_files, num_epochs=num_epochs, shuffle=shuffle, seed=seed, name='filenames')
+    data_files, keep_share = workers.files_of_worker(_read_files(data_sources), num_workers,
+                                                     worker_index)
+    if num_workers > 1 and not keep_share:
+        num_samples = None  # it counts every worker's files
+    checks = _checked(data_files, reader_class, reader_kwargs, num_samples, skip_corrupt)
+    if keep_share and checks is None:
+        raise ValueError('dividing the records of fewer data files than workers needs '
+                         'tf.compat.v1.TFRecordReader; write at least num_workers files')
     dtypes = dtypes or [tf.string, tf.string]
     # Readers give scalar keys and values. Saying so lets read_up_to and read_many dequeue
     # several at once (tf_slim's shapeless queue refused both).
@@ -216,8 +272,22 @@ def make_parallel_reader(data_sources, reader_class, num_epochs=None, num_reader
     tf.compat.v1.summary.scalar(
         'fraction_of_%d_full' % capacity,
         tf.cast(common_queue.size(), tf.float32) * (1. / capacity))
+    if skip_corrupt or keep_share:
+        accounts = record_checks.ReadAccounts(checks, num_samples, skip_corrupt=skip_corrupt)
+        records = record_checks.counted_records(
+            checks, record_checks.compression_of(reader_kwargs), shuffle, num_epochs,
+            num_readers, seed, accounts)
+        share = (num_workers, worker_index) if keep_share else None
+        return _DatasetFedReader(records, common_queue, record_check, share), None
+    filename_queue = tf.compat.v1.train.string_input_producer(
+        data_files, num_epochs=num_epochs, shuffle=shuffle, seed=seed, name='filenames')
+    end_of_input_check = None
+    if checks is not None and num_epochs:
+        end_of_input_check = EndOfInputCheck(
+            num_epochs, sum(check.num_records for check in checks), len(checks), num_samples)
     reader = ParallelReader(reader_class, common_queue, num_readers=num_readers,
-                            reader_kwargs=reader_kwargs)
+                            reader_kwargs=reader_kwargs, end_of_input_check=end_of_input_check,
+                            record_check=record_check)
     return reader, filename_queue
 
 
@@ -235,15 +305,141 @@ def single_pass_read(data_sources, reader_class, reader_kwargs=None, scope=None)
 
     Raises:
       ValueError: if no data files are found.
+      TFRecordError: a TFRecord data file is damaged.
       RuntimeError: under eager execution.
     """
     require_graph_mode('single_pass_read')
     data_files = _read_files(data_sources)
+    _checked(data_files, reader_class, reader_kwargs, None, skip_corrupt=False)
     with tf.compat.v1.name_scope(scope, 'single_pass_read'):
         filename_queue = tf.compat.v1.train.string_input_producer(
             data_files, num_epochs=1, shuffle=False, capacity=1, name='filenames')
         reader_kwargs = reader_kwargs or {}
         return reader_class(**reader_kwargs).read(filename_queue)
+
+
+def _checked(data_files, reader_class, reader_kwargs, num_samples, skip_corrupt):
+    """The `record_checks.check_data_files` of TFRecord data files (None for other readers)."""
+    if not record_checks.reads_tfrecords(reader_class):
+        if skip_corrupt:
+            raise ValueError('skip_corrupt=True needs tf.compat.v1.TFRecordReader; the reader is '
+                             f'{getattr(reader_class, "__name__", reader_class)!r}')
+        return None
+    checks = record_checks.check_data_files(
+        data_files, record_checks.compression_of(reader_kwargs), skip_corrupt)
+    record_checks.warn_if_num_samples_differs(checks, num_samples)
+    return checks
+
+
+@dataclasses.dataclass(frozen=True)
+class EndOfInputCheck:
+    """What the readers of a pipeline with `num_epochs` must have read when they run out.
+
+    Attributes:
+      num_epochs: the passes over the files.
+      records_per_epoch: the records the data files held when the pipeline was built.
+      num_files: the data files.
+      num_samples: the records an epoch holds by the dataset's description, or None.
+    """
+    num_epochs: int
+    records_per_epoch: int
+    num_files: int
+    num_samples: Optional[int] = None
+
+    def failure(self, records_read):
+        """(passes, message): a bool tensor, and what to say when it is False."""
+        passes = tf.equal(records_read, self.num_epochs * self.records_per_epoch)
+        problem = record_checks.num_samples_mismatch(self.records_per_epoch, self.num_samples)
+        if problem is not None:
+            passes = tf.constant(False)
+        read = f'the input ended after {self.num_epochs} epochs and '
+        held = (f' records; the {self.num_files} data files held {self.records_per_epoch} '
+                'records per epoch when the pipeline was built')
+        hint = (f', and {problem}' if problem else
+                ' (did a file change since? `slimdata verify` checks them)')
+        message = tf.strings.join([read, tf.strings.as_string(records_read), held, hint])
+        return passes, message
+
+
+def _add_checked_runners(common_queue, enqueue_ops, check, count_records_read):
+    """Queue runners that fill `common_queue` by `enqueue_ops`, and close it once the readers
+    ran out of work and `check` passes for the count that `count_records_read()` makes then.
+
+    TensorFlow's QueueRunner closes the queue when its last thread runs out of work, and
+    ignores errors of its close op. Here the readers' runner only signals that it is done
+    (a `done` queue); a second runner waits for that signal, checks, and closes the common
+    queue. A failed check is an error of that runner: with a Coordinator (QueueSession, or
+    any loop that joins its threads) it stops the pipeline before the consumer can see a
+    normal end, and `join` raises it. On a stop, both runners' cancel ops close their queues.
+    """
+    done = tf.queue.FIFOQueue(1, [tf.int32], shapes=[[]], name='readers_done')
+    with tf.control_dependencies([done.enqueue(0)]):
+        signal_done = done.close()
+    tf.compat.v1.train.add_queue_runner(tf.compat.v1.train.QueueRunner(
+        common_queue, enqueue_ops, close_op=signal_done,
+        cancel_op=common_queue.close(cancel_pending_enqueues=True)))
+    with tf.control_dependencies([done.dequeue()]):  # the count is made after the readers end
+        passes, message = check.failure(count_records_read())
+        assertion = tf.debugging.Assert(passes, [message])
+    with tf.control_dependencies([assertion]):
+        close_when_checked = common_queue.close()
+    tf.compat.v1.train.add_queue_runner(tf.compat.v1.train.QueueRunner(
+        common_queue, [close_when_checked], close_op=common_queue.close(),
+        cancel_op=tf.group(common_queue.close(cancel_pending_enqueues=True),
+                           done.close(cancel_pending_enqueues=True))))
+
+
+class _DatasetFedReader:
+    """The reading side of a ParallelReader whose common queue tf.data fills (skip_corrupt, or
+    a worker's share of the records of fewer files than workers).
+
+    One queue runner moves the batches of (key, record) pairs of `records` into the common
+    queue (only the worker's share, given `share` = (num_workers, worker_index)), and closes
+    it when `records` ends. The `queue` arguments of the read methods are ignored: there is no
+    filename queue.
+    """
+
+    def __init__(self, records, common_queue, record_check=None, share=None):
+        self._records = records
+        self._common_queue = common_queue
+        self._record_check = record_check
+        self._share = share
+        self._configured = False
+
+    @property
+    def common_queue(self):
+        return self._common_queue
+
+    def read(self, queue=None, name=None):
+        self._configure()
+        return self._common_queue.dequeue(name=name)
+
+    def read_up_to(self, queue, num_records, name=None):
+        self._configure()
+        return self._common_queue.dequeue_up_to(num_records, name)
+
+    def read_many(self, queue, num_records, name=None):
+        self._configure()
+        return self._common_queue.dequeue_many(num_records, name)
+
+    def _configure(self):
+        if self._configured:
+            return
+        keys, values, indices = tf.compat.v1.data.make_one_shot_iterator(
+            self._records).get_next()
+        if self._share is not None:
+            keep = workers.keep_mask(indices, *self._share)
+            keys, values = tf.boolean_mask(keys, keep), tf.boolean_mask(values, keep)
+        tf.compat.v1.train.add_queue_runner(tf.compat.v1.train.QueueRunner(
+            self._common_queue,
+            [self._common_queue.enqueue_many(
+                _checked_records(self._record_check, keys, values))]))
+        self._configured = True
+
+
+def _checked_records(record_check, keys, records):
+    """(keys, records), the records passed through `record_check` if there is one."""
+    return keys, (records if record_check is None else record_check(keys, records))
 
 
 def _read_files(data_sources):

@@ -3,9 +3,10 @@
 Every TF1 input pipeline (`DatasetDataProvider`, `tf.compat.v1.train.batch`,
 `prefetch_queue`) is fed by queue runners, and every loop that reads it needs the same steps,
 which old code gets wrong in many small ways: initialise the global *and local* variables
-(`num_epochs` is a local variable) and the lookup tables, start the queue runners under a `Coordinator`, stop and
-join them when the loop ends or fails, and treat the `OutOfRangeError` that ends the last
-epoch as the normal end of the loop rather than an error. `QueueSession` does all of it::
+(`num_epochs` is a local variable) and the lookup tables, start the queue runners under a
+`Coordinator`, stop and join them when the loop ends or fails, and treat the `OutOfRangeError`
+that ends the last epoch as the normal end of the loop rather than an error. `QueueSession`
+does all of it::
 
     provider = slim.dataset_data_provider.DatasetDataProvider(
         dataset, num_epochs=1, shuffle=False)
@@ -14,6 +15,10 @@ epoch as the normal end of the loop rather than an error. `QueueSession` does al
         while True:                      # runs until the epoch is exhausted
             session.run(update_op)
     # here the epoch ended normally; session.epoch_ended is True
+
+A stop requested through the coordinator (by another thread, or by a runner thread that failed)
+closes the queues, and the block then sees an OutOfRangeError too; `QueueSession` tells the
+two apart: after a stop, `epoch_ended` is False and `stopped` is True.
 
 An error raised by a queue-runner thread (a corrupt record, a decode failure) reaches the loop
 only as a cancelled dequeue; `QueueSession` re-raises the thread's own error instead, so the
@@ -39,8 +44,10 @@ class QueueSession:
     table initialisers (`LookupTensor`'s vocabularies), calls
     `init_fn(session)` (for example to restore a checkpoint, which must come after the
     initialisers), and starts every queue runner of the graph under a `Coordinator`. On exit it
-    stops and joins the runner threads. An `OutOfRangeError` raised in the block (the input's
-    `num_epochs` are used up) ends the block normally and sets `epoch_ended`.
+    stops and joins the runner threads. An `OutOfRangeError` raised in the block ends the block
+    normally: it sets `epoch_ended` when the input's `num_epochs` were used up, and `stopped`
+    when a stop had been requested through the coordinator before (the queues were closed
+    before the input ran out).
 
     Args:
       target: the execution engine to connect to, as for `tf.compat.v1.Session`.
@@ -66,6 +73,7 @@ class QueueSession:
         self._coordinator = None
         self._threads: List[Any] = []
         self.epoch_ended = False
+        self.stopped = False
 
     @property
     def session(self) -> Any:
@@ -109,6 +117,8 @@ class QueueSession:
         return self
 
     def __exit__(self, exc_type, exc, traceback) -> bool:
+        # Asked before this exit's own stop request: was the block ended by a stop?
+        self.stopped = self._coordinator.should_stop()
         try:
             # A runner thread's own error (stored by the coordinator) is re-raised by join();
             # it explains a cancelled dequeue in the block better than the dequeue error does.
@@ -119,9 +129,9 @@ class QueueSession:
             raise _naming_the_damaged_file(error, self._graph) from error
         finally:
             self._close()
-        self.epoch_ended = exc_type is not None and issubclass(
-            exc_type, tf.errors.OutOfRangeError)
-        return self.epoch_ended
+        out_of_range = exc_type is not None and issubclass(exc_type, tf.errors.OutOfRangeError)
+        self.epoch_ended = out_of_range and not self.stopped
+        return out_of_range
 
     def _close(self) -> None:
         self._session.close()
@@ -129,7 +139,8 @@ class QueueSession:
 
 
 def _naming_the_damaged_file(error: Any, graph: Any) -> Any:
-    """`error` (a reader's DataLossError) with the files holding the damaged record added."""
+    """`error` (a reader's DataLossError) with the files holding the damaged record added, and
+    what slimdata's reader finds wrong there."""
     match = _DAMAGED_RECORD.search(error.message)
     if match is None:
         return error
@@ -141,7 +152,15 @@ def _naming_the_damaged_file(error: Any, graph: Any) -> Any:
     damaged = [path for path in candidates if tfrecord.holds_damaged_record_at(path, offset)]
     if not damaged:
         return error
-    where = ', '.join(damaged)
+    where = '; '.join(f'{path} ({_first_problem(path)}; `slimdata verify FILE` lists every '
+                      'problem of a file)' for path in damaged)
     return type(error)(error.node_def, error.op,
                        f'{error.message}\nThe damaged record (byte offset {offset}) is in: '
-                       f'{where} (`slimdata verify FILE` lists every problem of a file)')
+                       f'{where}')
+
+
+def _first_problem(path: str) -> str:
+    """The first problem slimdata's reader finds in a file: record, offset and reason."""
+    result = tfrecord.verify_file(path)
+    return f'record {result.error.record_index} at byte offset {result.error.offset}: ' \
+        f'{result.error.reason}' if result.error else 'slimdata finds no problem now'

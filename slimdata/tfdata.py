@@ -16,42 +16,31 @@ Items are decoded by the descriptor's own decoder, so they equal what the provid
 
 from typing import Dict, Optional, Sequence
 
+from slimdata import record_checks, workers
 from slimdata._tf import tf
 from slimdata.parallel_reader import get_data_files
+from slimdata.tfexample_decoder import checked_records, decode_record
 
 AUTOTUNE = tf.data.AUTOTUNE
-# TFRecord framing around each record's data: length (8) + length CRC (4) + data CRC (4).
-_FRAMING_BYTES = 16
-
-
-def _compression_type(reader_kwargs: Optional[Dict]) -> str:
-    options = (reader_kwargs or {}).get('options')
-    if options is None:
-        return ''
-    if isinstance(options, str):
-        return options
-    return tf.io.TFRecordOptions.get_compression_type_string(options) or ''
-
-
-def _keyed_records(filename, compression_type: str):
-    """(record_key, record) pairs of one file, keys as TFRecordReader makes them."""
-    records = tf.data.TFRecordDataset(filename, compression_type=compression_type)
-
-    def offset_of(offset, record):
-        return offset + _FRAMING_BYTES + tf.cast(tf.strings.length(record), tf.int64), \
-            (tf.strings.join([filename, ':', tf.strings.as_string(offset)]), record)
-
-    return records.scan(tf.constant(0, tf.int64), offset_of)
 
 
 def to_tf_data(dataset, items: Optional[Sequence[str]] = None, shuffle: bool = True,
                num_epochs: Optional[int] = None, num_readers: int = 1,
                shuffle_buffer_size: int = 256, seed: Optional[int] = None,
                reader_kwargs: Optional[Dict] = None, record_key: str = 'record_key',
-               num_parallel_calls: int = AUTOTUNE) -> tf.data.Dataset:
+               num_parallel_calls: int = AUTOTUNE,
+               skip_corrupt: bool = False, num_workers: int = 1,
+               worker_index: int = 0) -> tf.data.Dataset:
     """Returns a `tf.data.Dataset` of item dicts for a `slimdata.dataset.Dataset`.
 
     The arguments mirror `DatasetDataProvider`'s, so a port can keep its settings.
+
+    Every data file's framing is checked first (`slimdata.record_checks`): a damaged file is
+    refused with a `TFRecordError` naming it, the record and its offset, before TensorFlow's
+    reader opens it. While iterating, a file that gives fewer records than it held (a damaged
+    record stops TensorFlow's reader) fails with InvalidArgumentError naming the file, the
+    record, its offset and what is wrong, and so does an epoch that reads another number of
+    records than `dataset.num_samples` says (unless it is None).
 
     Args:
       dataset: a `slimdata.dataset.Dataset` whose reader is `tf.compat.v1.TFRecordReader`.
@@ -66,6 +55,12 @@ def to_tf_data(dataset, items: Optional[Sequence[str]] = None, shuffle: bool = T
         a compression name) selects GZIP/ZLIB files.
       record_key: the item name of each record's key (`b'<file>:<offset>'`).
       num_parallel_calls: parallel decode calls.
+      skip_corrupt: if True, a damaged file is read up to its damage and the rest of it is
+        skipped; each epoch's skipped records are counted and reported in a warning of the
+        `slimdata` logger at the end of the epoch.
+      num_workers, worker_index: read only this worker's share of the data files, or of
+        their records when there are fewer files than workers (see `DatasetDataProvider`
+        and `slimdata.workers`).
 
     Returns:
       A `tf.data.Dataset` of dicts from item name to tensor, one element per record.
@@ -73,28 +68,38 @@ def to_tf_data(dataset, items: Optional[Sequence[str]] = None, shuffle: bool = T
     Raises:
       ValueError: if the reader is not a TFRecordReader, an item is unknown, or no data
         files are found.
+      slimdata.records.tfrecord.TFRecordError: a data file is damaged (and not skip_corrupt).
     """
-    if dataset.reader is not tf.compat.v1.TFRecordReader:
+    if not record_checks.reads_tfrecords(dataset.reader):
         raise ValueError(f'to_tf_data reads TFRecord files; dataset.reader is '
                          f'{getattr(dataset.reader, "__name__", dataset.reader)!r}')
     decoder_items = [item for item in (items or dataset.decoder.list_items())
                      if item != record_key]
     with_key = items is None or record_key in items
-    compression_type = _compression_type(reader_kwargs)
+    compression = record_checks.compression_of(reader_kwargs)
 
-    data_files = get_data_files(dataset.data_sources)
-    files = tf.data.Dataset.from_tensor_slices(data_files)
-    if shuffle:
-        files = files.shuffle(len(data_files), seed=seed, reshuffle_each_iteration=True)
-    files = files.repeat(num_epochs)
-    records = files.interleave(lambda f: _keyed_records(f, compression_type),
-                               cycle_length=num_readers, num_parallel_calls=AUTOTUNE,
-                               deterministic=not shuffle)
+    data_files, keep_share = workers.files_of_worker(get_data_files(dataset.data_sources),
+                                                     num_workers, worker_index)
+    # With the files divided, num_samples counts every worker's files, not this one's.
+    num_samples = dataset.num_samples if num_workers == 1 or keep_share else None
+    checks = record_checks.check_data_files(data_files, compression, skip_corrupt)
+    record_checks.warn_if_num_samples_differs(checks, num_samples)
+    accounts = record_checks.ReadAccounts(checks, num_samples, skip_corrupt)
+    records = record_checks.counted_records(checks, compression, shuffle, num_epochs,
+                                            num_readers, seed, accounts)
+    if keep_share:
+        records = records.map(lambda keys, batch, indices: tuple(
+            tf.boolean_mask(tensor, workers.keep_mask(indices, num_workers, worker_index))
+            for tensor in (keys, batch, indices)))
+    # Records are checked a batch at a time (see `checked_records`), then decoded one by one.
+    records = records.map(lambda keys, batch, indices: (
+        keys, checked_records(dataset.decoder, batch, keys))).unbatch()
     if shuffle:
         records = records.shuffle(shuffle_buffer_size, seed=seed)
 
     def decode(key, serialized):
-        decoded = dict(zip(decoder_items, dataset.decoder.decode(serialized, decoder_items)))
+        decoded = dict(zip(decoder_items,
+                           decode_record(dataset.decoder, serialized, decoder_items, key)))
         if with_key:
             decoded[record_key] = key
         return decoded

@@ -279,7 +279,9 @@ def test_image_folder_descriptor_needs_a_converted_folder(tmp_path):
         classification.get_split('image_folder', 'train', str(tmp_path))
     # The command the message suggests is one the CLI accepts.
     suggested = re.search(r'`slimdata (convert [^`]+)`', str(raised.value)).group(1).split()
-    parsed = cli.build_parser(selected='convert').parse_args(suggested)
+    assert 'SRC' in suggested  # the one placeholder; SRC must exist to be accepted
+    parsed = cli.build_parser(selected='convert').parse_args(
+        [str(tmp_path) if word == 'SRC' else word for word in suggested])
     assert parsed.output_dir == str(tmp_path)
     with pytest.raises(ValueError, match="unknown classification dataset 'imagenet'"):
         classification.get_split('imagenet', 'train', str(tmp_path))
@@ -400,6 +402,8 @@ def test_reads_cifar10_records_written_the_slim_way(tmp_path):
             })).SerializeToString())
     dataset = classification.get_split('cifar10', 'test', str(tmp_path),
                                        file_pattern='cifar10_%s.tfrecord')
+    assert dataset.num_samples == 10000  # the published size; this file holds 4 records, and
+    dataset.num_samples = len(labels)    # an epoch that ends short of num_samples is an error
     examples = read_all(dataset)
     assert [int(e['label']) for e in examples] == labels
     for example, image in zip(examples, images):

@@ -241,6 +241,64 @@ def test_inspect_of_records_that_are_not_examples(capsys, tmp_path):
     assert f'{path}: record 0 is not a tf.train.Example' in err
 
 
+def png(pixels):
+    import io
+    from PIL import Image
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, 'PNG')
+    return buffer.getvalue()
+
+
+def segmentation_example(image, label, width, height):
+    """A deeplab-layout Example built with TensorFlow's own protos."""
+    def feature(value):
+        if isinstance(value, bytes):
+            return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
+        return tf.train.Feature(int64_list=tf.train.Int64List(value=[value]))
+    return tf.train.Example(features=tf.train.Features(feature={
+        'image/encoded': feature(image), 'image/format': feature(b'png'),
+        'image/height': feature(height), 'image/width': feature(width),
+        'image/segmentation/class/encoded': feature(label),
+        'image/segmentation/class/format': feature(b'png')})).SerializeToString()
+
+
+def test_verify_decode_names_shard_record_and_key_of_every_bad_image(capsys, tmp_path):
+    rng = np.random.default_rng(0)
+    image = png(rng.integers(0, 256, (6, 8, 3), dtype=np.uint8))
+    label = png(rng.integers(0, 21, (6, 8), dtype=np.uint8))
+    good = segmentation_example(image, label, 8, 6)
+    path = write_with_tf(tmp_path / 'val-00000-of-00001.tfrecord', [
+        good,
+        segmentation_example(image[:len(image) // 2], label, 8, 6),        # cut image
+        segmentation_example(image, png(np.zeros((5, 8), np.uint8)), 8, 6),  # label 8x5
+        b'\xff\xff not an Example',
+        good,
+    ])
+    status, out, _ = run(capsys, 'verify', '--decode', path)
+    assert status == 1
+    problems = out.split('problem(s):')[1].strip().splitlines()
+    assert len(problems) == 3
+    assert f"{path}: record 1, key 'image/encoded': corrupt or unreadable image" in problems[0]
+    assert f"{path}: record 2, key 'image/segmentation/class/encoded': decodes to 8x5" \
+        in problems[1]
+    assert f'{path}: record 3: not a tf.train.Example' in problems[2]
+    assert '7 images decoded' in out  # 2 x 2 good records, 1 of the cut one, 2 of record 2
+    status, out, _ = run(capsys, 'verify', path)  # without --decode: the framing is fine
+    assert status == 0 and 'no problems found' in out
+
+
+def test_verify_decode_passes_on_a_converted_dataset(capsys, tmp_path):
+    from slimdata.datasets import segmentation, synthetic
+    voc = synthetic.make_voc_seg_tree(str(tmp_path / 'src'), num_images=6, image_size=(40, 30),
+                                      num_classes=6, splits={'train': 1.0})
+    segmentation.convert_voc_seg(voc, str(tmp_path / 'out'), 'train', num_classes=6,
+                                 num_shards=2)
+    capsys.readouterr()
+    status, out, _ = run(capsys, 'verify', '--decode', str(tmp_path / 'out'))
+    assert status == 0, out
+    assert '6 records' in out and '12 images decoded' in out
+
+
 # ----------------------------------------------------------------------------------------------
 # index
 
@@ -266,6 +324,22 @@ def test_index_of_a_compressed_file_fails_and_says_why(capsys, shards):
     status, _, err = run(capsys, 'index', str(folder / 'val-00000-of-00001.tfrecord'))
     assert status == 1
     assert 'GZIP-compressed' in err
+
+
+def test_index_refuses_two_inputs_with_the_same_basename(capsys, tmp_path):
+    for folder in ('a', 'b'):
+        (tmp_path / folder).mkdir()
+        write_with_tf(tmp_path / folder / 'train.tfrecord', [folder.encode()])
+    status, _, err = run(capsys, 'index', str(tmp_path / 'a' / 'train.tfrecord'),
+                         str(tmp_path / 'b' / 'train.tfrecord'), '--output-dir',
+                         str(tmp_path / 'idx'))
+    assert status == 2
+    assert err.strip() == (
+        f'slimdata index: error: 2 inputs are named train.tfrecord '
+        f'({tmp_path / "a" / "train.tfrecord"}, {tmp_path / "b" / "train.tfrecord"}): their '
+        f'index files would both be {tmp_path / "idx" / "train.tfrecord.idx"}; index them into '
+        'separate folders, or beside the records (without --output-dir)')
+    assert not (tmp_path / 'idx').exists()
 
 
 # ----------------------------------------------------------------------------------------------

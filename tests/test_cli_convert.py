@@ -33,12 +33,23 @@ def test_convert_image_folder_then_verify_and_read(tmp_path, capsys):
 
 def test_convert_error_names_the_file_and_exits_1(tmp_path, capsys):
     _class_folders(tmp_path / 'src', per_class=2)
-    (tmp_path / 'src' / 'cat' / 'broken.png').write_bytes(b'\x89PNG\r\n\x1a\nnot really')
-    status = cli.main(['convert', 'image-folder', str(tmp_path / 'src'), str(tmp_path / 'out'),
-                       '--validation-ratio', '0.5'])
-    assert status == 1
-    assert 'broken.png' in capsys.readouterr().err
-    # Shards completed before the failure stay (a re-run resumes); none is partial.
-    assert not [p for p in (tmp_path / 'out').iterdir() if '.tmp' in p.name]
-    if list((tmp_path / 'out').glob('*.tfrecord')):
-        assert cli.main(['verify', str(tmp_path / 'out')]) == 0
+    broken = tmp_path / 'src' / 'cat' / 'broken.png'
+    broken.write_bytes(b'\x89PNG\r\n\x1a\nnot really')
+    out = tmp_path / 'out'
+    arguments = ['convert', 'image-folder', str(tmp_path / 'src'), str(out),
+                 '--validation-ratio', '0.4', '--seed', '3', '--shards', '3']
+    assert cli.main(arguments) == 1
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith('slimdata convert image-folder: error: ')
+    assert f'{broken} is not a readable PNG' in error
+    # No partial file; the split is recorded as incomplete, so verify says so.
+    assert not [p for p in out.iterdir() if '.tmp' in p.name]
+    assert cli.main(['verify', str(out)]) == 1
+    assert "split 'validation' is incomplete" in capsys.readouterr().out  # train was done
+    # Fixed, the same command finishes the split: verify passes, and all 5 images are read.
+    Image.new('RGB', (8, 6)).save(broken)
+    assert cli.main(arguments) == 0
+    assert cli.main(['verify', str(out)]) == 0
+    train = dataset_factory.get_dataset('image_folder', 'train', str(out))
+    validation = dataset_factory.get_dataset('image_folder', 'validation', str(out))
+    assert train.num_samples + validation.num_samples == 5

@@ -121,6 +121,31 @@ def test_unknown_item_is_a_value_error_naming_it_and_the_known_items(impl, graph
         decoder.decode(tf.constant(_example(label=_int64([1])).SerializeToString()), ['lable'])
 
 
+def test_unknown_item_error_is_also_the_key_error_that_tf_slim_raised(graph):
+    # Code written against tf_slim may catch KeyError; it keeps working, with a clear message.
+    decoder = tfexample_decoder.TFExampleDecoder(
+        {'label': tf.io.FixedLenFeature([], tf.int64)}, {'label': tfexample_decoder.Tensor('x')})
+    serialized = tf.constant(_example(label=_int64([1])).SerializeToString())
+    with pytest.raises(KeyError) as unknown_item:
+        decoder.decode(serialized, ['lable'])
+    with pytest.raises(KeyError) as unknown_key:
+        decoder.decode(serialized, ['label'])
+    assert isinstance(unknown_item.value, ValueError) and isinstance(unknown_key.value, ValueError)
+    assert str(unknown_item.value) == "Unknown item 'lable': the decoder provides ['label']"
+    assert str(unknown_key.value).startswith("Item 'label' reads feature key 'x', which is not")
+
+
+def test_unknown_item_error_keeps_its_types_when_raised_while_tracing():
+    decoder = tfexample_decoder.TFExampleDecoder({'label': tf.io.FixedLenFeature([], tf.int64)},
+                                                 {'label': tfexample_decoder.Tensor('label')})
+    serialized = _example(label=_int64([1])).SerializeToString()
+    for trace in (lambda decode: tf.data.Dataset.from_tensors(serialized).map(decode),
+                  lambda decode: tf.function(decode)(tf.constant(serialized))):
+        with pytest.raises(KeyError, match=r"Unknown item 'lable'") as raised:
+            trace(lambda record: decoder.decode(record, ['lable']))
+        assert isinstance(raised.value, ValueError)
+
+
 @_both(tfexample_decoder, _tf_slim_decoder_module, '16-bit PNG decoded at 8 bits')
 def test_16_bit_png_keeps_its_16_bits(impl, graph):
     module = impl()
@@ -469,7 +494,8 @@ def test_queue_api_under_eager_execution_says_what_to_do(tmp_path):
         'prefetch_queue': lambda: prefetch_queue.prefetch_queue([tf.constant([1])]),
     }
     for name, call in calls.items():
-        with pytest.raises(RuntimeError, match=rf'{name}.*disable_eager_execution.*slimdata\.tfdata'):
+        with pytest.raises(RuntimeError,
+                           match=rf'{name}.*disable_eager_execution.*slimdata\.tfdata'):
             call()
 
 
@@ -514,4 +540,4 @@ except ImportError as error:
     result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
                             check=True)
     assert 'pip install slimdata[cpu]' in result.stdout
-    assert 'slimdata.records.tfrecord' in result.stdout
+    assert 'slimdata.records' in result.stdout

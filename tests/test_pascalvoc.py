@@ -6,7 +6,6 @@ decoded value is compared with what the test computes from those sources itself.
 
 import argparse
 import glob
-import io
 import json
 import os
 import random
@@ -24,7 +23,7 @@ from slimdata._tf import tf
 from slimdata.dataset import Dataset
 from slimdata.dataset_data_provider import DatasetDataProvider
 from slimdata import tfexample_decoder
-from slimdata.datasets import convert_utils, pascalvoc
+from slimdata.datasets import pascalvoc
 
 ITEMS = ['image', 'shape', 'object/bbox', 'object/label', 'object/difficult', 'object/truncated']
 LABELS = {'aeroplane': 1, 'bird': 3, 'car': 7, 'cat': 8, 'dog': 12, 'person': 15}
@@ -551,118 +550,38 @@ def test_per_class_list_is_refused(tmp_path):
     assert 'dog_trainval.txt:1' in message and 'one image id per line' in message
 
 
-@pytest.mark.parametrize('corrupt', [
-    b'',
-    b'not a jpeg at all',
-    b'\xff\xd8\xff\xe0\x00\x10JFIF',                   # a JPEG that ends inside its header
-    b'\x89PNG\r\n\x1a\n' + b'\x00' * 32,               # a PNG under a .jpg name
+@pytest.mark.parametrize('corrupt, reason', [
+    (b'', 'is not a JPEG or PNG image'),
+    (b'not a jpeg at all', 'is not a JPEG or PNG image'),
+    (b'\xff\xd8\xff\xe0\x00\x10JFIF', 'is not a readable JPEG'),  # ends inside its header
+    (b'\x89PNG\r\n\x1a\n' + b'\x00' * 32, 'is not a readable PNG'),  # a PNG under a .jpg name
 ])
-def test_unreadable_jpeg_names_the_file(tmp_path, corrupt):
+def test_unreadable_jpeg_names_the_file(tmp_path, corrupt, reason):
     voc = convert_one(tmp_path)
     jpeg_path = voc / 'JPEGImages' / '000001.jpg'
     jpeg_path.write_bytes(corrupt)
     message = error_for(tmp_path, voc)
-    assert f'{jpeg_path} is not a readable JPEG' in message
+    assert f'{jpeg_path} {reason}' in message
 
 
-# --- The JPEG header reader against Pillow and TensorFlow ------------------------------------
-
-def jpeg_bytes(width, height, mode='RGB', **save_options):
-    """A JPEG written by Pillow (noise, so that every option changes the file)."""
-    rng = np.random.default_rng(width * 7 + height)
-    channels = {'L': 1, 'RGB': 3, 'CMYK': 4}[mode]
-    pixels = rng.integers(0, 256, (height, width, channels), dtype=np.uint8)
-    image = Image.fromarray(pixels[..., 0] if mode == 'L' else pixels, mode=mode)
-    buffer = io.BytesIO()
-    image.save(buffer, 'JPEG', **save_options)
-    return buffer.getvalue()
+def test_a_jpeg_cut_inside_its_image_data_is_refused(tmp_path):
+    """The issue's case: a cut in the scan data passed the header-only check and failed in
+    decode_jpeg during training."""
+    voc = convert_one(tmp_path)
+    jpeg_path = voc / 'JPEGImages' / '000001.jpg'
+    data = jpeg_path.read_bytes()
+    jpeg_path.write_bytes(data[:len(data) * 2 // 3])
+    message = error_for(tmp_path, voc)
+    assert f'{jpeg_path} is not a readable JPEG' in message and 'truncated' in message
 
 
-def exif_with_a_description():
-    exif = Image.Exif()
-    exif[0x010E] = 'a photo with an EXIF block, APP1 ' * 20  # ImageDescription
-    return exif.tobytes()
-
-
-JPEGS = {
-    'baseline RGB': jpeg_bytes(500, 375),
-    'grayscale': jpeg_bytes(33, 17, 'L'),
-    'progressive': jpeg_bytes(64, 48, progressive=True),
-    'progressive grayscale': jpeg_bytes(31, 29, 'L', progressive=True),
-    'optimized Huffman tables': jpeg_bytes(40, 30, optimize=True),
-    'EXIF (APP1)': jpeg_bytes(20, 10, exif=exif_with_a_description()),
-    'comment (COM)': jpeg_bytes(12, 9, comment=b'made by the tests'),
-    'no chroma subsampling': jpeg_bytes(15, 7, subsampling=0),
-    'restart markers (DRI)': jpeg_bytes(80, 64, restart_marker_blocks=1),
-    'CMYK': jpeg_bytes(8, 6, 'CMYK'),
-    'one pixel': jpeg_bytes(1, 1),
-    'a tall strip': jpeg_bytes(2, 1000, 'L'),
-}
-
-
-def frame_header_offset(data):
-    """Where the SOF marker is, found by Pillow-independent means (the first FF C0/C2)."""
-    return min(i for i in (data.find(b'\xff\xc0'), data.find(b'\xff\xc2')) if i >= 0)
-
-
-@pytest.mark.parametrize('name', sorted(JPEGS))
-def test_jpeg_size_agrees_with_pillow_and_tensorflow(name):
-    data = JPEGS[name]
-    with Image.open(io.BytesIO(data)) as image:
-        from_pillow = (image.width, image.height, len(image.getbands()))
-    height, width, channels = tf.io.extract_jpeg_shape(data).numpy().tolist()
-    assert convert_utils.jpeg_size(data, 'x.jpg') == from_pillow == (width, height, channels)
-
-
-def test_jpeg_size_skips_fill_bytes_and_stray_bytes_before_markers():
-    data = JPEGS['progressive']
-    sof = frame_header_offset(data)
-    padded = data[:sof] + b'\xff\xff\xff' + data[sof:]  # fill bytes: legal before a marker
-    stray = data[:sof] + b'\x00\x17' + data[sof:]  # junk libjpeg skips with a warning
-    for variant in (padded, stray):
-        height, width, channels = tf.io.extract_jpeg_shape(variant).numpy().tolist()
-        assert convert_utils.jpeg_size(variant, 'x.jpg') == (width, height, channels) == \
-            (64, 48, 3)
-
-
-def test_every_truncation_of_the_header_is_an_error_naming_the_file():
-    data = JPEGS['EXIF (APP1)']
-    header_end = data.find(b'\xff\xda') + 4  # the start-of-scan marker and its length
-    for length in range(header_end):
-        with pytest.raises(ValueError, match=re.escape('/data/x.jpg is not a readable JPEG')):
-            convert_utils.jpeg_size(data[:length], '/data/x.jpg')
-
-
-def with_frame_header_bytes(data, position, replacement):
-    """`data` with the SOF segment's bytes from `position` (0: its marker's FF) replaced.
-    The segment: FF Cn, length (2 bytes), precision, height (2), width (2), components."""
-    at = frame_header_offset(data) + position
-    return data[:at] + replacement + data[at + len(replacement):]
-
-
-def without_frame_header(data):
-    at = frame_header_offset(data)
-    return data[:at] + data[at + 2 + int.from_bytes(data[at + 2:at + 4], 'big'):]
-
-
-GRAY = JPEGS['grayscale']  # 33x17
-
-
-@pytest.mark.parametrize('corrupt, reason', [
-    (with_frame_header_bytes(GRAY, 4, b'\x0c'), '12-bit samples'),
-    (with_frame_header_bytes(GRAY, 9, b'\x02'), 'with 2 components'),
-    (with_frame_header_bytes(GRAY, 5, b'\x00\x00'), 'gives 33x0 pixels'),  # height from DNL
-    (with_frame_header_bytes(GRAY, 2, b'\x00\x01'), 'impossible length 1'),
-    (with_frame_header_bytes(GRAY, 2, b'\x00\x05'), 'frame header FF C0 is 5 bytes'),
-    (without_frame_header(GRAY), 'no frame header'),
-    (b'\xff\xd8\xff\xd9', 'marker FF D9 before the image data'),
-    (b'\xff\xd9\xff\xd8', 'not the start-of-image marker'),
-])
-def test_corrupt_jpeg_headers_are_errors_naming_the_file(corrupt, reason):
-    with pytest.raises(ValueError) as raised:
-        convert_utils.jpeg_size(corrupt, '/data/x.jpg')
-    assert str(raised.value).startswith('/data/x.jpg is not a readable JPEG: ')
-    assert reason in str(raised.value)
+def test_a_png_in_jpegimages_is_refused(tmp_path):
+    voc = convert_one(tmp_path)
+    jpeg_path = voc / 'JPEGImages' / '000001.jpg'
+    Image.new('RGB', (8, 6)).save(jpeg_path, 'PNG')
+    message = error_for(tmp_path, voc)
+    assert f'{jpeg_path} is a PNG file, but the VOC layout (and its records) holds JPEGs' \
+        in message
 
 
 BILLION_LAUGHS = """<?xml version="1.0"?>
@@ -742,7 +661,11 @@ def test_interrupted_conversion_leaves_complete_shards_and_a_rerun_finishes(tmp_
         index = int(os.path.basename(path).split('-')[1])
         records = [r.numpy() for r in tf.data.TFRecordDataset(path)]
         assert ids_of(records, jpegs) == [sorted(images)[index]]
-    assert not os.path.exists(out / 'dataset_info.json')
+    # dataset_info.json says the split is incomplete, and which shards are whole.
+    entry = json.loads((out / 'dataset_info.json').read_text())['splits']['trainval']
+    assert entry['complete'] is False
+    assert [shard['file'] for shard in entry['shards']] == [os.path.basename(path)
+                                                             for path in finished]
 
     missing.write_bytes(jpegs['000003'])
     summary = convert(voc, out, num_shards=4)

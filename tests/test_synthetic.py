@@ -271,7 +271,8 @@ def test_voc_tree_converts_and_reads_back(tmp_path, graph):
 def test_voc_seg_tree_converts_and_reads_back(tmp_path, graph):
     voc = synthetic.make_voc_seg_tree(str(tmp_path), **TINY_SEG)
     out = str(tmp_path / 'out')
-    summary = segmentation.convert_voc_seg(voc, out, 'train', num_classes=4, num_shards=1)
+    summary = segmentation.convert_voc_seg(voc, out, 'train', num_classes=4,
+                                           num_shards=1)['train']
     assert not summary.notes and not summary.skipped
     ids = read_list(os.path.join(voc, 'ImageSets', 'Segmentation', 'train.txt'))
     records = read_split('pascal_voc_seg', 'train', out, ['image_name', 'labels_class'])

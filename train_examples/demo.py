@@ -55,7 +55,7 @@ if TRAIN_EXAMPLES not in sys.path:
 
 import numpy as np  # noqa: E402
 from PIL import Image  # noqa: E402
-from tqdm import tqdm  # noqa: E402
+from slimdata.progress import Progress  # noqa: E402
 
 import eval_classifier  # noqa: E402
 import train_classifier  # noqa: E402
@@ -64,7 +64,7 @@ import train_ssd  # noqa: E402
 from slimdata import slim  # noqa: E402
 from slimdata.records import tfrecord  # noqa: E402
 from slimdata._tf import tf  # noqa: E402
-from slimdata.cli.verify import check_against_dataset_info  # noqa: E402
+from slimdata.records.verify import verify_files  # noqa: E402
 from slimdata.datasets import (classification, dataset_factory, pascalvoc,  # noqa: E402
                                segmentation, synthetic)
 from slimdata.queue_session import QueueSession  # noqa: E402
@@ -231,10 +231,9 @@ def convert_voc_detection(paths: Paths, workers: int) -> List[WriteSummary]:
 def convert_voc_segmentation(paths: Paths, workers: int) -> List[WriteSummary]:
     """The VOC2012 segmentation tree -> 'train' and 'val', with its 6 classes."""
     voc2012 = os.path.join(paths.raw('VOCdevkit'), 'VOC2012')
-    return [segmentation.convert_voc_seg(voc2012, paths.records('voc_seg'), split,
-                                         num_classes=NUM_SEG_CLASSES, num_shards=2,
-                                         workers=workers)
-            for split in ('train', 'val')]
+    return list(segmentation.convert_voc_seg(voc2012, paths.records('voc_seg'), ['train', 'val'],
+                                             num_classes=NUM_SEG_CLASSES, num_shards=2,
+                                             workers=workers).values())
 
 
 CONVERSIONS = (('convert shapes (image folder)', convert_shapes),
@@ -262,17 +261,15 @@ def convert_all(paths: Paths, workers: int) -> List[StageResult]:
 
 
 def verify_folder(folder: str) -> Tuple[int, int, List[str]]:
-    """Verifies every shard of `folder` and its dataset_info.json counts, as `slimdata verify
-    FOLDER` does.
+    """Verifies every shard of `folder` and its dataset_info.json (counts, sizes, CRC-32Cs),
+    as `slimdata verify FOLDER` does.
 
     Returns:
       (shards, records, problems).
     """
     files = tfrecord.expand_paths([folder])
-    results = {os.path.abspath(path): tfrecord.verify_file(path) for path in files}
-    problems = [str(result.error) for result in results.values() if not result.ok]
-    problems += check_against_dataset_info(os.path.abspath(folder), results)[0]
-    return len(files), sum(result.num_records for result in results.values()), problems
+    report = verify_files(files)
+    return len(files), report.num_records, report.problems
 
 
 def verify(folders: Sequence[str], checks: Checks) -> StageResult:
@@ -325,7 +322,7 @@ def decode_split(records_dir: str, split: str) -> List[Tuple[np.ndarray, int]]:
         provider = slim.dataset_data_provider.DatasetDataProvider(
             dataset, shuffle=False, num_epochs=1)
         image, label = provider.get(['image', 'label'])
-        with tqdm(total=dataset.num_samples, desc=f'decode {split}', unit='ex') as bar:
+        with Progress(dataset.num_samples, f'decode {split}', unit='ex') as bar:
             with QueueSession() as session:
                 while True:  # until the epoch is used up: QueueSession ends the block there
                     decoded.append(session.run([image, label]))

@@ -26,7 +26,7 @@ from typing import Any, Dict, Optional, Sequence
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
-from tqdm import tqdm  # noqa: E402
+from slimdata.progress import Progress  # noqa: E402
 
 import lenet  # noqa: E402  (a sibling module; see lenet.py for why it imports by name)
 from slimdata import slim  # noqa: E402
@@ -136,7 +136,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
         num_examples, accuracy = 0, float('nan')
         with QueueSession(init_fn=lambda sess: saver.restore(sess, checkpoint)) as session:
             loop_started = time.perf_counter()
-            with tqdm(total=dataset.num_samples, desc='eval', unit='ex') as bar:
+            with Progress(dataset.num_samples, 'eval', unit='ex') as bar:
                 while True:  # until the epoch is used up: QueueSession ends the loop there
                     # update_accuracy returns the accuracy over every batch so far.
                     accuracy, count = session.run([update_accuracy, batch_examples])

@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Optional, Sequence
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
 import numpy as np  # noqa: E402
-from tqdm import tqdm  # noqa: E402
+from slimdata.progress import Progress  # noqa: E402
 
 import lenet  # noqa: E402  (a sibling module; see lenet.py for why it imports by name)
 from slimdata import slim  # noqa: E402
@@ -123,8 +123,8 @@ class StepRecorder:
                  train_step_kwargs: Dict[str, Any]):
         if self._bar is None:
             # A run that resumes from a checkpoint in train_dir starts at its global step.
-            self._bar = tqdm(total=self._max_number_of_steps, initial=sess.run(global_step),
-                             desc='train', unit='step')
+            self._bar = Progress(self._max_number_of_steps, 'train', unit='step',
+                                 initial=sess.run(global_step))
         total_loss, should_stop = slim.learning.train_step(sess, train_op, global_step,
                                                            train_step_kwargs)
         self.step_end_times.append(time.perf_counter())

@@ -31,7 +31,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
 import numpy as np  # noqa: E402
-from tqdm import tqdm  # noqa: E402
+from slimdata.progress import Progress  # noqa: E402
 
 from slimdata import slim  # noqa: E402
 from slimdata._tf import tf  # noqa: E402
@@ -232,8 +232,7 @@ def train(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
         saver = tf.compat.v1.train.Saver()
         started = time.perf_counter()
         with QueueSession() as session:
-            with tqdm(total=args.training_number_of_steps, desc='train deeplab',
-                      unit='step') as bar:
+            with Progress(args.training_number_of_steps, 'train deeplab', unit='step') as bar:
                 losses = []
                 for step in range(args.training_number_of_steps):
                     losses.append(float(session.run(train_op)))
@@ -293,7 +292,7 @@ def evaluate(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
         saver = tf.compat.v1.train.Saver(tf.compat.v1.global_variables())
         num_examples, miou_value = 0, float('nan')
         started = time.perf_counter()
-        with tqdm(total=dataset.num_samples, desc='eval deeplab', unit='image') as bar:
+        with Progress(dataset.num_samples, 'eval deeplab', unit='image') as bar:
             with QueueSession(init_fn=lambda sess: saver.restore(sess, checkpoint)) as session:
                 while True:  # until the epoch is read: QueueSession ends the block then
                     _, count = session.run([update_op, batch_size])

@@ -31,7 +31,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
-from tqdm import tqdm  # noqa: E402
+from slimdata.progress import Progress  # noqa: E402
 
 import ssd_preprocessing  # noqa: E402  (beside this script: run it as a script, or put
 #                                        train_examples/ on sys.path to import it)
@@ -291,15 +291,16 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
         history: Dict[str, List[float]] = {name: [] for name in fetches if name != 'train_op'}
         step_seconds = []
         with QueueSession() as session:
-            progress = tqdm(range(args.max_number_of_steps), desc='train_ssd', unit='step')
-            for step in progress:
-                start = time.perf_counter()
-                values = session.run(fetches)
-                step_seconds.append(time.perf_counter() - start)
-                for name in history:
-                    history[name].append(float(values[name]))
-                if (step + 1) % args.log_every_n_steps == 0:
-                    progress.set_postfix(loss=f'{values["loss"]:.3f}')
+            with Progress(args.max_number_of_steps, 'train_ssd', unit='step') as progress:
+                for step in range(args.max_number_of_steps):
+                    start = time.perf_counter()
+                    values = session.run(fetches)
+                    step_seconds.append(time.perf_counter() - start)
+                    for name in history:
+                        history[name].append(float(values[name]))
+                    if (step + 1) % args.log_every_n_steps == 0:
+                        progress.set_postfix(loss=f'{values["loss"]:.3f}')
+                    progress.update()
             os.makedirs(args.train_dir, exist_ok=True)
             checkpoint = saver.save(session.session, os.path.join(args.train_dir, 'model.ckpt'),
                                     global_step=args.max_number_of_steps)

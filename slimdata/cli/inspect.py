@@ -1,20 +1,31 @@
-"""`slimdata inspect FILE`: the features of the first records, and a keys_to_features dict."""
+"""`slimdata inspect PATH...`: the features of the first records, and a keys_to_features.
+
+Imports no TensorFlow: records are parsed with slimdata's own Example schema.
+"""
 
 import argparse
 import itertools
+import os
 import sys
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from slimdata.cli import common
-from slimdata.records import tfrecord
+from slimdata.records import dataset_info, example_schema, tfrecord
 
 
 def register(commands: argparse._SubParsersAction, selected: bool) -> None:
-    parser = commands.add_parser(
-        'inspect', help='show the features of the first records and a keys_to_features dict')
-    parser.add_argument('file', metavar='FILE', help='a TFRecord file of tf.train.Example')
+    parser = common.command_parser(
+        commands, 'inspect', 'show the features of the first records and a keys_to_features',
+        'Show the features of the first records (their type, how many values, the first '
+        'values) and a keys_to_features dict that parses them: the one the converter '
+        'recorded in dataset_info.json when the records have one, else one inferred from the '
+        'records read (a list that holds one value in every record read shows as '
+        'FixedLenFeature: read more with -n).',
+        examples=['slimdata inspect out/voc2007 -n 20',
+                  'slimdata inspect out/voc2007/trainval-00000-of-00008.tfrecord'])
+    parser.add_argument('paths', nargs='+', metavar='PATH', help='files, folders or globs')
     parser.add_argument('-n', '--num-records', type=common.positive_int, default=5, metavar='N',
-                        help='how many records to parse (default: 5)')
+                        help='how many records to parse, from the first files on (default: 5)')
     common.add_compression_option(parser)
     parser.set_defaults(run=run)
 
@@ -27,24 +38,22 @@ _PREVIEW_BYTES = 12
 
 
 def run(args: argparse.Namespace) -> int:
-    from google.protobuf.message import DecodeError  # comes with TensorFlow
-    from slimdata._tf import tf
-
+    files = common.expand(args.paths)
+    examples = []
     try:
-        records = list(itertools.islice(
-            tfrecord.iter_records(args.file, compression=args.compression), args.num_records))
+        for path, number, record in itertools.islice(_records(files, args.compression),
+                                                     args.num_records):
+            try:
+                examples.append(example_schema.Example.FromString(record))
+            except example_schema.DecodeError as error:
+                print(f'error: {path}: record {number} is not a tf.train.Example: {error}',
+                      file=sys.stderr)
+                return 1
     except (ValueError, OSError) as error:
         print(f'error: {error}', file=sys.stderr)
         return 1
-    examples = []
-    for number, record in enumerate(records):
-        try:
-            examples.append(tf.train.Example.FromString(record))
-        except DecodeError as error:
-            print(f'error: {args.file}: record {number} is not a tf.train.Example: {error}',
-                  file=sys.stderr)
-            return 1
-    print(f'{args.file}: {len(examples)} record(s) parsed as tf.train.Example\n')
+    print(f'{", ".join(files[:3])}{" ..." if len(files) > 3 else ""}: {len(examples)} '
+          'record(s) parsed as tf.train.Example\n')
     features = summarize_features(examples)
     if not features:
         print('no features')
@@ -58,14 +67,53 @@ def run(args: argparse.Namespace) -> int:
     for cells in [[title for title, _ in columns] + ['first values'], *rows]:
         print('  '.join(f'{cell:<{width}}' for cell, width in zip(cells, widths)) + '  '
               + cells[-1])
-    print('\nkeys_to_features = {')
-    for key, summary in features.items():
-        if summary['spec'] is None:
-            print(f'    # {key!r}: {summary["type"]} values; no single tf.io spec parses it')
-        else:
-            print(f'    {key!r}: {summary["spec"]},')
+    recorded = _recorded_schema(files)
+    if recorded is not None:
+        info_path, specs = recorded
+        print(f'\nkeys_to_features = {{  # as the converter recorded it in {info_path}')
+        for key, spec in specs.items():
+            print(f'    {key!r}: {spec},')
+    else:
+        print('\nkeys_to_features = {')
+        for key, summary in features.items():
+            if summary['spec'] is None:
+                print(f'    # {key!r}: {summary["type"]} values; no single tf.io spec parses '
+                      'it')
+            else:
+                print(f'    {key!r}: {summary["spec"]},')
     print('}')
     return 0
+
+
+def _records(files: Sequence[str], compression: str) -> Iterator[Tuple[str, int, bytes]]:
+    for path in files:
+        for number, record in enumerate(tfrecord.iter_records(path, compression=compression)):
+            yield path, number, record
+
+
+_SPEC_DTYPES = {'string': 'tf.string', 'int64': 'tf.int64', 'float32': 'tf.float32'}
+
+
+def _recorded_schema(files: Sequence[str]) -> Optional[Tuple[str, Dict[str, str]]]:
+    """(dataset_info.json, key -> tf.io spec source) when all files are in one folder whose
+    dataset_info.json records keys_to_features; else None."""
+    folders = {os.path.dirname(path) for path in files}
+    if len(folders) != 1:
+        return None
+    folder = folders.pop()
+    info = dataset_info.read_dataset_info(folder)
+    if not info or 'keys_to_features' not in info:
+        return None
+    specs = {}
+    for key, entry in info['keys_to_features'].items():
+        dtype = _SPEC_DTYPES.get(entry['dtype'], f"tf.as_dtype({entry['dtype']!r})")
+        if entry['kind'] == 'VarLen':
+            specs[key] = f'tf.io.VarLenFeature({dtype})'
+        else:
+            default = entry.get('default_value')
+            specs[key] = (f'tf.io.FixedLenFeature({entry["shape"]}, {dtype}'
+                          + (f', default_value={default!r})' if default is not None else ')'))
+    return os.path.join(folder, dataset_info.DATASET_INFO_FILENAME), specs
 
 
 def summarize_features(examples: Sequence[Any]) -> Dict[str, Dict[str, Optional[str]]]:

@@ -3,21 +3,28 @@
 With DST, the tree is copied there and the copy ported; without, SRC is ported in place and
 the original of every changed file saved in a backup folder first. Ends with the report: every
 change by file and line, and every line not ported with the reason. Exit status 0 when the run
-went through (lines not ported included), 1 when a file could not be read, parsed or written.
+went through (lines not ported included), 1 when a file could not be read, parsed or written,
+2 for a usage error (SRC missing, DST not empty, a backup of an earlier run in the way).
 """
 
 import argparse
 import json
-import os
 import sys
+
+from slimdata import progress
+from slimdata.cli import common
 
 
 def register(commands: argparse._SubParsersAction, selected: bool) -> None:
-    parser = commands.add_parser(
-        'port', help='port old TF-Slim / TF1 code to slimdata and TensorFlow 2 (a copy, or in '
-                     'place with a backup)',
-        description=__doc__.split('\n\n', 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('source', metavar='SRC', help='the folder to port')
+    parser = common.command_parser(
+        commands, 'port', 'port old TF-Slim / TF1 code to slimdata and TensorFlow 2 (a copy, '
+                          'or in place with a backup)',
+        __doc__.split('\n\n', 1)[1],
+        examples=['slimdata port SSD-Tensorflow/ SSD-Tensorflow-tf2/',
+                  'slimdata port my_repo/ --dry-run',
+                  'slimdata port my_repo/ --backup-dir /tmp/my_repo.originals'])
+    parser.add_argument('source', metavar='SRC', type=common.existing_path,
+                        help='the folder to port')
     parser.add_argument('destination', metavar='DST', nargs='?',
                         help='a new folder for the ported copy (default: port SRC in place)')
     parser.add_argument('--backup-dir', metavar='DIR',
@@ -34,19 +41,17 @@ def register(commands: argparse._SubParsersAction, selected: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')  # port imports TensorFlow: keep it quiet
-    from slimdata.cli.common import CommandLineError
     from slimdata.port import tree, upgrade_v2
+    tf_upgrade = None if args.tf_upgrade == 'off' else args.tf_upgrade.upper()
     try:
         report = tree.port_tree(args.source, args.destination, backup=args.backup_dir,
-                                dry_run=args.dry_run,
-                                tf_upgrade=None if args.tf_upgrade == 'off' else args.tf_upgrade.upper())
+                                dry_run=args.dry_run, tf_upgrade=tf_upgrade)
     except tree.PortError as error:
-        raise CommandLineError(str(error)) from error
+        raise common.CommandLineError(str(error)) from error
     except (upgrade_v2.UpgradeError, OSError) as error:
         print(f'slimdata port: error: {error}', file=sys.stderr)
         return 1
-    sys.stdout.write(report.format())
+    progress.result(report.format().rstrip('\n'))
     if args.json:
         with open(args.json, 'w', encoding='utf-8') as stream:
             json.dump(report.as_dict(), stream, indent=1)

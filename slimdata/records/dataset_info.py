@@ -5,10 +5,15 @@ descriptor never hard-codes what the writer knows. The layout of `dataset_info.j
 
     {
       "name": "pascalvoc_2007",
-      "slimdata_version": "0.1.0",
+      "slimdata_version": "0.2.0",
       "splits": {
-        "train": {"num_examples": 5011,
-                  "shards": [{"file": "train-00000-of-00004.tfrecord", "num_records": 1253}, ...]}
+        "train": {
+          "complete": true,
+          "num_examples": 5011,
+          "shards": [{"file": "train-00000-of-00004.tfrecord", "num_records": 1253,
+                      "num_bytes": 119031355, "crc32c": 2876149303}, ...],
+          "fingerprint": {...}
+        }
       },
       "labels_to_names": {"0": "none", "1": "aeroplane", ...},
       "keys_to_features": {"image/encoded": {"kind": "FixedLen", "dtype": "string",
@@ -16,15 +21,22 @@ descriptor never hard-codes what the writer knows. The layout of `dataset_info.j
       "extra": {"num_classes": 21, "ignore_label": 255}
     }
 
+A split's `shards` list each file with its record count and, when slimdata's writer wrote
+it, its size and the CRC-32C of its bytes (`slimdata verify` compares both, so a shard
+replaced by another run's is found even when its count matches). `complete` is false while a
+conversion writes the split (or after it was interrupted): descriptors refuse such a split.
+`fingerprint` (see `slimdata.records.fingerprint`) says what produced the shards.
+
 This module imports no TensorFlow (``slimdata verify`` reads it); only
 `keys_to_features_from_json` needs TensorFlow, and imports it when called.
 """
 
 import json
 import os
-from typing import Any, Dict, Iterable, Mapping, Optional
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence
 
 from slimdata import __version__
+from slimdata.records import fs
 
 DATASET_INFO_FILENAME = 'dataset_info.json'
 LABELS_FILENAME = 'labels.txt'
@@ -73,19 +85,23 @@ def keys_to_features_from_json(described: Mapping[str, Mapping[str, Any]]) -> Di
     return features
 
 
-def write_dataset_info(output_dir: str, name: str,
-                       splits: Mapping[str, Iterable[Mapping[str, Any]]],
+def write_dataset_info(output_dir: str, name: Optional[str],
+                       splits: Optional[Mapping[str, Iterable[Mapping[str, Any]]]] = None,
                        labels_to_names: Optional[Mapping[int, str]] = None,
                        keys_to_features: Optional[Mapping[str, Any]] = None,
                        extra: Optional[Mapping[str, Any]] = None) -> str:
     """Writes (or updates) `dataset_info.json`, and `labels.txt` when labels are given.
 
+    The sharded writer records each split it writes itself (see `record_split`); this sets
+    the dataset-wide fields, and records `splits` written by other means.
+
     Args:
-      output_dir: the folder that holds the shards.
-      name: the dataset's name, as `dataset_factory` knows it.
-      splits: split name -> its shards, each `{"file": basename, "num_records": n}`.
-        Splits already recorded in an existing file and not named here are kept, so
-        converting `train` and then `val` into one folder records both.
+      output_dir: the folder that holds the shards (a local path or a URL).
+      name: the dataset's name, as `dataset_factory` knows it (None keeps the recorded one).
+      splits: split name -> its shards, each `{"file": basename, "num_records": n}`, for
+        shards not written by `slimdata.records.writer` (they get no fingerprint). Splits
+        already recorded and not named here are kept, so converting `train` and then
+        `val` into one folder records both.
       labels_to_names: label id -> class name.
       keys_to_features: the `tf.io` feature specs that read the records back.
       extra: anything else a descriptor needs (num_classes, ignore_label, ...).
@@ -95,11 +111,12 @@ def write_dataset_info(output_dir: str, name: str,
     """
     info = read_dataset_info(output_dir) or {}
     recorded_splits = dict(info.get('splits', {}))
-    for split, shards in splits.items():
+    for split, shards in (splits or {}).items():
         shards = [{'file': s['file'], 'num_records': int(s['num_records'])} for s in shards]
-        recorded_splits[split] = {'num_examples': sum(s['num_records'] for s in shards),
-                                  'shards': shards}
-    info.update({'name': name, 'slimdata_version': __version__, 'splits': recorded_splits})
+        recorded_splits[split] = complete_split_entry(shards)
+    info.update({'slimdata_version': __version__, 'splits': recorded_splits})
+    if name is not None:
+        info['name'] = name
     if labels_to_names is not None:
         info['labels_to_names'] = {str(k): v for k, v in sorted(labels_to_names.items())}
         write_labels_file(labels_to_names, output_dir)
@@ -107,26 +124,75 @@ def write_dataset_info(output_dir: str, name: str,
         info['keys_to_features'] = keys_to_features_to_json(keys_to_features)
     if extra is not None:
         info['extra'] = dict(extra)
-    path = os.path.join(output_dir, DATASET_INFO_FILENAME)
-    _atomic_write_text(path, json.dumps(info, indent=2, sort_keys=True) + '\n')
-    return path
+    return _write_info(output_dir, info)
+
+
+def complete_split_entry(shards: Sequence[Mapping[str, Any]],
+                         fingerprint: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+    """The entry of a split whose shards are all written."""
+    entry = {'complete': True, 'num_examples': sum(s['num_records'] for s in shards),
+             'shards': [dict(s) for s in shards]}
+    if fingerprint is not None:
+        entry['fingerprint'] = dict(fingerprint)
+    return entry
+
+
+def record_split(output_dir: str, split: str, entry: Optional[Mapping[str, Any]]) -> None:
+    """Sets (or, with None, removes) one split's entry in `dataset_info.json`, atomically.
+
+    The writer calls it as shards are completed, so the file always says what is on disk:
+    an entry with `"complete": false` is a conversion that is running or was interrupted
+    (descriptors refuse to read such a split; a re-run with the same fingerprint finishes
+    it).
+    """
+    info = read_dataset_info(output_dir) or {}
+    splits = dict(info.get('splits', {}))
+    if entry is None:
+        splits.pop(split, None)
+    else:
+        splits[split] = dict(entry)
+    info.update({'slimdata_version': __version__, 'splits': splits})
+    _write_info(output_dir, info)
 
 
 def read_dataset_info(dataset_dir: str) -> Optional[Dict[str, Any]]:
     """Returns the parsed `dataset_info.json` of `dataset_dir`, or None if there is none."""
     path = os.path.join(dataset_dir, DATASET_INFO_FILENAME)
-    if not os.path.exists(path):
+    if not fs.exists(path):
         return None
-    with open(path, 'rb') as f:
-        try:
-            return json.loads(f.read())
-        except json.JSONDecodeError as error:
-            raise ValueError(f'{path} is not valid JSON: {error}') from error
+    try:
+        info = json.loads(fs.read_bytes(path))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f'{path} is not valid JSON: {error}') from error
+    if not isinstance(info, dict) or not isinstance(info.get('splits', {}), dict):
+        raise ValueError(f'{path} is not a slimdata dataset_info.json (expected an object with '
+                         'a "splits" object)')
+    return info
+
+
+def _write_info(output_dir: str, info: Mapping[str, Any]) -> str:
+    path = os.path.join(output_dir, DATASET_INFO_FILENAME)
+    fs.write_text_atomic(path, json.dumps(info, indent=2, sort_keys=True) + '\n')
+    return path
+
+
+def is_complete(entry: Mapping[str, Any]) -> bool:
+    """Whether a split entry describes all of its shards (entries written before slimdata
+    recorded the state have no "complete" field, and are complete)."""
+    return entry.get('complete', True) is True
 
 
 def split_sizes(info: Mapping[str, Any]) -> Dict[str, int]:
-    """Split name -> number of examples, from a parsed `dataset_info.json`."""
-    return {split: entry['num_examples'] for split, entry in info.get('splits', {}).items()}
+    """Split name -> number of examples of every complete split of a parsed
+    `dataset_info.json`."""
+    return {split: entry['num_examples'] for split, entry in info.get('splits', {}).items()
+            if is_complete(entry)}
+
+
+def incomplete_splits(info: Mapping[str, Any]) -> Dict[str, Dict[str, Any]]:
+    """Split name -> entry of every split whose conversion is running or was interrupted."""
+    return {split: entry for split, entry in info.get('splits', {}).items()
+            if not is_complete(entry)}
 
 
 def labels_to_names(info: Mapping[str, Any]) -> Dict[int, str]:
@@ -138,8 +204,8 @@ def write_labels_file(labels_to_names: Mapping[int, str], dataset_dir: str,
                       filename: str = LABELS_FILENAME) -> str:
     """Writes `id:name` lines, the models/research/slim `labels.txt` layout."""
     path = os.path.join(dataset_dir, filename)
-    _atomic_write_text(path, ''.join(f'{label}:{labels_to_names[label]}\n'
-                                     for label in sorted(labels_to_names)))
+    fs.write_text_atomic(path, ''.join(f'{label}:{labels_to_names[label]}\n'
+                                       for label in sorted(labels_to_names)))
     return path
 
 
@@ -147,24 +213,20 @@ def read_labels_file(dataset_dir: str, filename: str = LABELS_FILENAME) -> Dict[
     """Reads a models/research/slim `labels.txt` (`id:name` per line)."""
     path = os.path.join(dataset_dir, filename)
     result = {}
-    with open(path, encoding='utf-8') as f:
-        for line_number, line in enumerate(f, 1):
-            line = line.rstrip('\n')
-            if not line:
-                continue
-            label, sep, name = line.partition(':')
-            if not sep or not label.strip().lstrip('-').isdigit():
-                raise ValueError(f'{path}:{line_number}: expected "id:name", got {line!r}')
-            result[int(label)] = name
+    try:
+        text = fs.read_bytes(path).decode('utf-8')
+    except UnicodeDecodeError as error:
+        raise ValueError(f'{path} is not UTF-8 text: {error}') from error
+    for line_number, line in enumerate(text.split('\n'), 1):
+        line = line.rstrip('\r')
+        if not line:
+            continue
+        label, sep, name = line.partition(':')
+        if not sep or not label.strip().lstrip('-').isdigit():
+            raise ValueError(f'{path}:{line_number}: expected "id:name", got {line!r}')
+        result[int(label)] = name
     return result
 
 
 def has_labels_file(dataset_dir: str, filename: str = LABELS_FILENAME) -> bool:
-    return os.path.exists(os.path.join(dataset_dir, filename))
-
-
-def _atomic_write_text(path: str, text: str) -> None:
-    temporary = f'{path}.tmp-{os.getpid()}'
-    with open(temporary, 'w', encoding='utf-8') as f:
-        f.write(text)
-    os.replace(temporary, path)
+    return fs.exists(os.path.join(dataset_dir, filename))

@@ -31,24 +31,23 @@ The rules, the same for `make_example` and the typed builders:
 Anything else (None, dicts, complex numbers, ...) is a ValueError that names the feature key
 and says what was given.
 
-`serialize_example` writes the protobuf wire format itself, without TensorFlow: converter
-worker processes call it per record, and importing TensorFlow would add seconds to each
-worker's start. Its map entries are in sorted key order, so the same dict gives the same
-bytes in every process: the sharded writer relies on it. (Those are the bytes of protobuf's
-`SerializeToString(deterministic=True)`, except that the upb runtime TensorFlow's Python
-protobuf uses puts a key after the longer keys it is a prefix of, e.g. '.../label_text'
-before '.../label'; both parse to the same Example.) `int64_feature`, `float_feature`,
-`bytes_feature` and `make_example` return TensorFlow protos and import TensorFlow when
-first called; importing this module does not.
+`serialize_example` needs no TensorFlow: converter worker processes call it per record, and
+importing TensorFlow would add seconds to each worker's start. It serializes through the
+protobuf library with the Example schema of `slimdata.records.example_schema` (a descriptor
+pool of our own, so it never clashes with TensorFlow's), deterministically, so the same dict
+gives the same bytes in every process (the sharded writer relies on it): the bytes of
+TensorFlow's own `tf.train.Example.SerializeToString(deterministic=True)`.
+`int64_feature`, `float_feature`, `bytes_feature` and `make_example` return TensorFlow
+protos and import TensorFlow when first called; importing this module does not.
 """
 
-import functools
 import math
-import struct
 import sys
 from typing import Any, List, Mapping, Optional, Tuple
 
 import numpy as np
+
+from slimdata.records import example_schema
 
 _INT64 = 'int64'
 _FLOAT = 'float'
@@ -93,9 +92,11 @@ def _list_values(values: List[Any]) -> Tuple[List[Any], Optional[str]]:
 
     The type is None for an empty list, which has none.
     """
-    exact_type = type(values[0]) if values else None
-    if exact_type in _EXACT_TYPE_KINDS and all(type(value) is exact_type for value in values):
-        return values, _EXACT_TYPE_KINDS[exact_type]
+    types = set(map(type, values))  # one pass in C, where a generator costs a call per value
+    if len(types) == 1:
+        exact_kind = _EXACT_TYPE_KINDS.get(next(iter(types)))
+        if exact_kind is not None:
+            return values, exact_kind
     kinds = {_scalar_kind(value) for value in values}
     if not kinds:
         return [], None
@@ -144,9 +145,11 @@ def _values_and_kind(value: Any) -> Tuple[List[Any], Optional[str]]:
 
 def _check_float32_range(values: List[float]) -> None:
     """Refuses finite values that float32 would turn into inf (silent data loss)."""
-    for value in values:
-        if abs(value) >= _FLOAT32_OVERFLOW and not math.isinf(value):
-            raise ValueError(f'{value!r} does not fit a float32 (it would be stored as inf)')
+    if values and max(map(abs, values)) >= _FLOAT32_OVERFLOW:  # rare: find which
+        for value in values:
+            if abs(value) >= _FLOAT32_OVERFLOW and not math.isinf(value):
+                raise ValueError(f'{value!r} does not fit a float32 (it would be stored as '
+                                 'inf)')
 
 
 def _check_int64_range(values: List[int]) -> None:
@@ -260,6 +263,12 @@ def _proto_feature_type() -> Optional[type]:
     return None if tensorflow is None else tensorflow.train.Feature
 
 
+def _check_keys(features: Mapping[str, Any]) -> None:
+    for key in features:
+        if not isinstance(key, str):
+            raise ValueError(f'feature keys must be str, got {_describe(key)}')
+
+
 def _checked_features(features: Mapping[str, Any], make_feature: Any,
                       take_feature: Any) -> List[Tuple[str, Any]]:
     """(key, feature) pairs in sorted key order, each value checked by `_normalize`.
@@ -272,9 +281,7 @@ def _checked_features(features: Mapping[str, Any], make_feature: Any,
     Raises:
       ValueError: naming the key, for a non-str key or a value that cannot be stored.
     """
-    for key in features:
-        if not isinstance(key, str):
-            raise ValueError(f'feature keys must be str, got {_describe(key)}')
+    _check_keys(features)
     proto_feature_type = _proto_feature_type()
     built = []
     for key in sorted(features):
@@ -310,87 +317,57 @@ def make_example(features: Mapping[str, Any]) -> Any:
 def serialize_example(features: Mapping[str, Any]) -> bytes:
     """The serialized `make_example(features)`, written without TensorFlow.
 
-    The map entries are in sorted key order, so every process writes the same bytes (see the
-    module docstring for how that compares with protobuf's deterministic serialization).
+    The protobuf library serializes it (its C runtime, upb), through the Example schema of
+    `slimdata.records.example_schema`, deterministically: the same dict gives the same bytes
+    in every process, which the sharded writer relies on.
 
     Args:
-      features: as for `make_example`. A `tf.train.Feature` value is written with its own
-        deterministic serialization (only such a value needs TensorFlow, whose caller has it).
+      features: as for `make_example`. A `tf.train.Feature` value is copied as it is (only
+        such a value needs TensorFlow, whose caller has it).
 
     Raises:
       ValueError: naming the key, for a value that cannot be mapped to one list type.
     """
-    parts = []  # of every map entry in key order, joined once at the end
-    for key, feature_parts in _checked_features(
-            features, _encode_feature,
-            lambda feature: [feature.SerializeToString(deterministic=True)]):
-        parts += (_entry_start(key, sum(map(len, feature_parts))), *feature_parts)
-    return b''.join([_prefix(1, sum(map(len, parts))), *parts])  # Example.features
+    # The same checks as `_checked_features`, in one loop: converters call this per record,
+    # and a function call per feature and check was half of its cost.
+    _check_keys(features)
+    example = example_schema.Example()
+    example.features.SetInParent()  # as TensorFlow writes an Example without features
+    feature_map = example.features.feature
+    proto_feature_type = _proto_feature_type()
+    for key in sorted(features):
+        value = features[key]
+        kind, values = _exact_kind_and_values(value)
+        if kind is None:
+            if proto_feature_type is not None and isinstance(value, proto_feature_type):
+                feature_map[key].MergeFromString(value.SerializeToString())
+                continue
+            try:
+                kind, values = _normalize(value)
+            except ValueError as error:
+                raise ValueError(f'feature {key!r}: {error}') from error
+        typed_list = getattr(feature_map[key], _LIST_FIELDS[kind])
+        typed_list.SetInParent()  # an empty list keeps its type
+        typed_list.value.extend(values)
+    return example.SerializeToString(deterministic=True)
 
 
-# --- The protobuf wire format of example.proto -----------------------------------------------
-# Example{Features features = 1}, Features{map<string, Feature> feature = 1}, a map entry is
-# {key = 1, value = 2}, Feature{oneof: BytesList bytes_list = 1, FloatList float_list = 2,
-# Int64List int64_list = 3}, and each list's values are its field 1 (floats and int64s packed,
-# an empty packed field is not written). These are the bytes protobuf writes, field by field.
-# A Feature is built as a list of parts that `serialize_example` joins once, so the largest
-# value (an image) is copied once, into the Example, not once per level of nesting.
-
-_ONE_BYTE_VARINTS = tuple(bytes((value,)) for value in range(0x80))  # tags, lengths, flags
-# Entry starts cached by (key, value length): a converter's records repeat the same few keys,
-# and most values (sizes, labels, format) have the same length from record to record.
-_ENTRY_CACHE_SIZE = 4096
-
-
-def _varint(value: int) -> bytes:
-    if 0 <= value < 0x80:
-        return _ONE_BYTE_VARINTS[value]
-    if 0 < value < 0x4000:  # lengths of short values, image sizes
-        return bytes((value & 0x7F | 0x80, value >> 7))
-    value &= (1 << 64) - 1  # negative int64s are written as their two's complement
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+def _exact_kind_and_values(value: Any) -> Tuple[Optional[str], Any]:
+    """(list type, values) of a value that is, or is a list or tuple of, one exact type of
+    bytes, int or float (what converters mostly pass) and fits it; (None, None) for anything
+    else, which `_normalize` then checks and converts."""
+    kind, values = _EXACT_TYPE_KINDS.get(type(value)), (value,)
+    if kind is None and type(value) in (list, tuple) and value:
+        types = set(map(type, value))  # one pass in C
+        kind = _EXACT_TYPE_KINDS.get(types.pop()) if len(types) == 1 else None
+        values = value
+    if kind is _INT64:
+        if min(values) < _INT64_MIN or max(values) > _INT64_MAX:
+            return None, None  # `_normalize` names the offending value
+    elif kind is _FLOAT:
+        if max(map(abs, values)) >= _FLOAT32_OVERFLOW:
+            return None, None
+    return kind, values
 
 
-def _prefix(number: int, length: int) -> bytes:
-    """The tag and length of a length-delimited field."""
-    return _ONE_BYTE_VARINTS[number << 3 | 2] + _varint(length)
-
-
-def _field(number: int, payload: bytes) -> bytes:
-    return _ONE_BYTE_VARINTS[number << 3 | 2] + _varint(len(payload)) + payload
-
-
-@functools.lru_cache(maxsize=_ENTRY_CACHE_SIZE)
-def _entry_start(key: str, feature_length: int) -> bytes:
-    """A map entry up to its value's bytes: its tag and length, the key, the value's tag and
-    length (the value being a serialized Feature of `feature_length` bytes)."""
-    start = _field(1, key.encode('utf-8')) + _prefix(2, feature_length)
-    return _prefix(1, len(start) + feature_length) + start
-
-
-def _packed_list(number: int, payload: bytes) -> bytes:
-    """Feature field `number` holding a list whose values are the packed `payload`."""
-    if not payload:
-        return bytes((number << 3 | 2, 0))
-    if len(payload) < 0x7E:  # both lengths fit in one byte: the usual few labels or floats
-        return bytes((number << 3 | 2, len(payload) + 2, 0x0A, len(payload))) + payload
-    return _field(number, _field(1, payload))
-
-
-def _encode_feature(kind: str, values: List[Any]) -> List[bytes]:
-    """The serialized Feature of values from `_normalize`, as parts to be joined."""
-    if kind == _BYTES:
-        parts = []
-        for value in values:
-            parts += (_prefix(1, len(value)), value)
-        return [_prefix(1, sum(map(len, parts))), *parts]
-    if kind == _FLOAT:
-        return [_packed_list(2, struct.pack(f'<{len(values)}f', *values))]
-    if values and min(values) >= 0 and max(values) < 0x80:  # labels, flags: one byte each
-        return [_packed_list(3, bytes(values))]
-    return [_packed_list(3, b''.join(map(_varint, values)))]
+_LIST_FIELDS = {_BYTES: 'bytes_list', _FLOAT: 'float_list', _INT64: 'int64_list'}

@@ -10,7 +10,9 @@ as many members as you like) or ``'ZLIB'`` (one zlib stream), exactly as
 ``tf.io.TFRecordWriter`` writes them and ``tf.data.TFRecordDataset`` reads them.
 
 This module imports no TensorFlow, so ``slimdata count|verify|index`` start in a fraction of a
-second and run where TensorFlow is not installed. Paths are local paths (no ``gs://``).
+second and run where TensorFlow is not installed. Files are opened through
+`slimdata.records.fs`, so paths with a URL scheme (``gs://``, ``ram://``) work too (through
+``tf.io.gfile``, which imports TensorFlow when the first one is seen).
 
 Compression. Writers take ``None`` (or ``''``), ``'GZIP'`` or ``'ZLIB'``, as TensorFlow does.
 Readers also take ``'auto'``, their default: a file whose first 12 bytes are a valid record
@@ -31,7 +33,6 @@ framed record, ``16 + len(data)`` bytes.
 """
 
 import dataclasses
-import glob
 import os
 import struct
 import zlib
@@ -39,8 +40,10 @@ from typing import BinaryIO, Callable, Iterator, List, Optional, Sequence, Tuple
 
 from crc32c import crc32c as _crc32c
 
+from slimdata.records import fs
+
 PathLike = Union[str, 'os.PathLike[str]']
-ProgressCallback = Callable[[int], None]
+ProgressCallback = Callable[[memoryview], None]  # a chunk of the file, as read
 
 HEADER_SIZE = 12  # uint64 length + uint32 masked CRC of the length
 FOOTER_SIZE = 4  # uint32 masked CRC of the data
@@ -174,7 +177,7 @@ def detect_compression(path: PathLike) -> Optional[str]:
     A valid uncompressed record header wins, so an uncompressed file is never mistaken for a
     compressed one; see the module docstring.
     """
-    with open(path, 'rb') as file:
+    with fs.open_read(os.fspath(path)) as file:
         head = file.read(HEADER_SIZE)
     if not head or _is_record_header(head):
         return UNCOMPRESSED
@@ -208,12 +211,16 @@ class TFRecordWriter:
                  compression: Optional[str] = None):
         self.compression = normalize_compression(compression, allow_auto=False)
         if isinstance(path_or_file, (str, bytes, os.PathLike)):
-            self._file = open(path_or_file, 'wb', buffering=WRITE_BUFFER_SIZE)
+            self._file = fs.open_write(os.fspath(path_or_file), WRITE_BUFFER_SIZE)
             self._owns_file = True
         else:
             self._file = path_or_file
             self._owns_file = False
         self._compressor = None
+        #: The size and CRC-32C of the bytes written to the file so far (the sharded writer
+        #: records both, so that a shard can later be told from any other file).
+        self.bytes_written = 0
+        self.crc32c = 0
         if self.compression is not None:
             # TensorFlow's defaults: compression level 6 (Z_DEFAULT_COMPRESSION), memLevel 9.
             self._compressor = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED,
@@ -238,15 +245,20 @@ class TFRecordWriter:
     def _emit(self, piece) -> None:
         if self._compressor is not None:
             piece = self._compressor.compress(piece)
+        self._emit_compressed(piece)
+
+    def _emit_compressed(self, piece: bytes) -> None:
         if piece:
             self._file.write(piece)
+            self.bytes_written += len(piece)
+            self.crc32c = _crc32c(piece, self.crc32c)
 
     def flush(self) -> None:
         """Pushes everything written so far to the file (a sync point of a compressed stream)."""
         if self._closed:
             return
         if self._compressor is not None:
-            self._file.write(self._compressor.flush(zlib.Z_SYNC_FLUSH))
+            self._emit_compressed(self._compressor.flush(zlib.Z_SYNC_FLUSH))
         self._file.flush()
 
     def close(self) -> None:
@@ -256,7 +268,7 @@ class TFRecordWriter:
         self._closed = True
         try:
             if self._compressor is not None:
-                self._file.write(self._compressor.flush(zlib.Z_FINISH))
+                self._emit_compressed(self._compressor.flush(zlib.Z_FINISH))
             self._file.flush()
         finally:
             if self._owns_file:
@@ -286,7 +298,7 @@ class _FileSource:
     def readinto(self, view: memoryview) -> int:
         count = self._file.readinto(view)
         if self._on_read is not None and count:
-            self._on_read(count)
+            self._on_read(view[:count])
         return count
 
 
@@ -297,14 +309,17 @@ class _InflatingSource:
     a ZLIB file holds one stream, and bytes after its end are reported, not ignored.
     """
 
-    def __init__(self, file: BinaryIO, compression: str, on_read: Optional[ProgressCallback]):
+    def __init__(self, file: BinaryIO, compression: str, on_read: Optional[ProgressCallback],
+                 file_size: int):
         self._file = file
+        self._file_size = file_size
         self._compression = compression
         self._on_read = on_read
         self._inflater = zlib.decompressobj(_ZLIB_WBITS[compression])
         self._input = b''  # compressed bytes not yet given to the inflater
         self._output = memoryview(b'')  # decompressed bytes not yet handed out
         self._empty = True  # nothing read from the file yet
+        self._consumed = 0  # compressed bytes read from the file so far
 
     def readinto(self, view: memoryview) -> int:
         while not self._output:
@@ -345,19 +360,20 @@ class _InflatingSource:
         data = self._file.read(_CHUNK_SIZE)
         if data:
             self._empty = False
+            self._consumed += len(data)
             if self._on_read is not None:
-                self._on_read(len(data))
+                self._on_read(data)
         return data
 
     def _trailing_size(self) -> int:
-        return len(self._input) + os.fstat(self._file.fileno()).st_size - self._file.tell()
+        return len(self._input) + self._file_size - self._consumed
 
 
 def _open_source(file: BinaryIO, compression: Optional[str],
-                 on_read: Optional[ProgressCallback]):
+                 on_read: Optional[ProgressCallback], file_size: int):
     if compression is None:
         return _FileSource(file, on_read)
-    return _InflatingSource(file, compression, on_read)
+    return _InflatingSource(file, compression, on_read, file_size)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -493,15 +509,17 @@ def _fill(source, buffer: bytearray, view: memoryview, start: int, end: int, nee
 
 def _open_for_reading(path: PathLike) -> BinaryIO:
     """Opens `path` unbuffered (the scanner buffers); FileNotFoundError names a missing path."""
-    return open(path, 'rb', buffering=0)
+    return fs.open_read(os.fspath(path))
 
 
 def _read_records(path: PathLike, verify: bool, compression: Optional[str],
                   emit: Callable[[memoryview], object],
                   on_read: Optional[ProgressCallback] = None) -> Iterator[object]:
     compression = _resolve_compression(path, compression)
+    file_size = fs.size(os.fspath(path))
     with _open_for_reading(path) as file:
-        yield from _scan_records(os.fspath(path), _open_source(file, compression, on_read),
+        yield from _scan_records(os.fspath(path),
+                                 _open_source(file, compression, on_read, file_size),
                                  compression, verify, emit)
 
 
@@ -519,7 +537,7 @@ def iter_records(path: PathLike, verify: bool = True,
       FileNotFoundError: at once, when `path` does not exist.
       TFRecordError: when a record is corrupt or truncated, as iteration reaches it.
     """
-    os.stat(path)  # a missing file fails here, not at the first next()
+    fs.stat(os.fspath(path))  # a missing file fails here, not at the first next()
     return _read_records(path, verify, compression, bytes)
 
 
@@ -551,8 +569,8 @@ def iter_record_spans(path: PathLike) -> Iterator[Tuple[int, int]]:
     `count_records` does.
     """
     path = os.fspath(path)
+    size = fs.size(path)
     with _open_for_reading(path) as file:
-        size = os.fstat(file.fileno()).st_size
         window, window_start = b'', 0
         offset, index = 0, 0
         length_crcs = {}  # length -> its masked CRC, for lengths already checked
@@ -585,8 +603,8 @@ def verify_file(path: PathLike, compression: Optional[str] = AUTO,
     Args:
       path: the file.
       compression: as for `iter_records`.
-      on_read: called with the number of bytes of each chunk read from disk (for progress
-        bars).
+      on_read: called with each chunk of the file's bytes as read from disk (a bytes-like
+        object valid during the call): for progress displays, or a checksum of the file.
 
     Returns:
       A `VerifyResult`; problems in the file are reported in it, not raised.
@@ -594,7 +612,7 @@ def verify_file(path: PathLike, compression: Optional[str] = AUTO,
     Raises:
       FileNotFoundError: when `path` does not exist.
     """
-    num_bytes = os.stat(path).st_size
+    num_bytes = fs.size(os.fspath(path))
     num_records = 0
     try:
         for _ in _read_records(path, True, compression, len, on_read):
@@ -612,7 +630,7 @@ def holds_damaged_record_at(path: PathLike, offset: int) -> bool:
     payload's start (a wrong data CRC). This walks the record headers up to `offset`, seeking
     over the payloads, and checks the record found there.
     """
-    with open(path, 'rb') as file:
+    with _open_for_reading(path) as file:
         start = 0
         while start <= offset:
             if start in (offset, offset - _HEADER.size):
@@ -636,6 +654,84 @@ def _record_is_whole(file: BinaryIO, start: int) -> bool:
     footer = file.read(_CRC.size)
     return (len(data) == length and len(footer) == _CRC.size
             and masked_crc32c(data) == _CRC.unpack(footer)[0])
+
+
+# ----------------------------------------------------------------------------------------------
+# Checking a file before TensorFlow's reader opens it
+
+@dataclasses.dataclass(frozen=True)
+class FileCheck:
+    """What `check_file` found.
+
+    Attributes:
+      path: the file.
+      compression: None, 'GZIP' or 'ZLIB': how the file was read.
+      num_bytes: the size of the file on disk.
+      num_records: the records before the first problem (every record when `ok`).
+      error: the first problem with the framing (a `TFRecordError` naming the record and its
+        offset), or None.
+    """
+    path: str
+    compression: Optional[str]
+    num_bytes: int
+    num_records: int
+    error: Optional[TFRecordError] = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+# (path, compression asked, size, mtime_ns, inode, device) -> FileCheck, for `check_file`.
+_FILE_CHECKS = {}
+
+
+def check_file(path: PathLike, compression: Optional[str] = AUTO) -> FileCheck:
+    """Checks that a file's framing holds together: each record's length CRC, and that every
+    declared length fits in the file (or, compressed, in its decompressed stream).
+
+    TensorFlow's readers allocate a record's declared length before reading it: a header that
+    declares more bytes than the machine's memory (2**35 on a 32 GB machine), with a valid
+    length CRC, kills the process, and a file that ends inside a record header reads as a
+    shorter file. A file this check passes holds exactly `num_records` records for TensorFlow's
+    readers too; their data CRCs are not checked (`verify_file` does that).
+
+    An uncompressed file is checked without reading its data (`iter_record_spans` jumps from
+    header to header); a compressed one has to be decompressed. The result is remembered for
+    the life of the process, keyed by the path and the file's size, modification time and
+    inode, so each file is checked once however many pipelines read it, and again when it
+    changes.
+
+    Args:
+      path: the file.
+      compression: as for `iter_records`.
+
+    Returns:
+      A `FileCheck`; a problem in the file is reported in it, not raised.
+
+    Raises:
+      FileNotFoundError: when `path` does not exist.
+    """
+    path = os.fspath(path)
+    stat = fs.stat(path)
+    key = (path, compression, *stat)
+    found = _FILE_CHECKS.get(key)
+    if found is None:
+        found = _check_framing(path, _resolve_compression(path, compression), stat.size)
+        _FILE_CHECKS[key] = found
+    return found
+
+
+def _check_framing(path: str, compression: Optional[str], num_bytes: int) -> FileCheck:
+    num_records = 0
+    records = (iter_record_spans(path) if compression is None
+               else _read_records(path, False, compression, len))
+    try:
+        for _ in records:
+            num_records += 1
+    except TFRecordError as error:
+        return FileCheck(path, compression, num_bytes, num_records, error)
+    return FileCheck(path, compression, num_bytes, num_records)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -679,14 +775,7 @@ def write_index(tfrecord_path: PathLike, index_path: Optional[PathLike] = None) 
         tfrecord_path)
     lines = [f'{offset} {FRAMING_SIZE + length}\n'
              for offset, length in iter_record_spans(tfrecord_path)]
-    temporary = f'{index_path}.tmp-{os.getpid()}'
-    try:
-        with open(temporary, 'w', encoding='ascii') as file:
-            file.writelines(lines)
-        os.replace(temporary, index_path)
-    finally:
-        if os.path.exists(temporary):
-            os.remove(temporary)
+    fs.write_text_atomic(index_path, ''.join(lines))
     return index_path
 
 
@@ -698,12 +787,12 @@ def _is_record_file_name(name: str) -> bool:
 
 
 def _list_record_files(directory: str) -> List[str]:
-    return sorted(os.path.join(directory, entry.name) for entry in os.scandir(directory)
-                  if entry.is_file() and _is_record_file_name(entry.name))
+    return [os.path.join(directory, name) for name in fs.list_files(directory)
+            if _is_record_file_name(name)]
 
 
 def _record_files_of_match(match: str) -> List[str]:
-    if os.path.isdir(match):
+    if fs.isdir(match):
         return _list_record_files(match)
     return [match] if _is_record_file_name(os.path.basename(match)) else []
 
@@ -725,15 +814,15 @@ def expand_paths(paths: Sequence[PathLike]) -> List[str]:
     """
     files: List[str] = []
     for path in map(os.fspath, paths):
-        if os.path.isdir(path):
+        if fs.isdir(path):
             found = _list_record_files(path)
             if not found:
                 raise ValueError(f'No TFRecord files in folder {path!r} (it has '
-                                 f'{len(os.listdir(path))} entries, none a record file)')
-        elif os.path.exists(path):
+                                 f'{len(fs.listdir(path))} entries, none a record file)')
+        elif fs.exists(path):
             found = [path]
         elif any(char in path for char in '*?['):
-            matches = sorted(glob.glob(path))
+            matches = fs.glob(path)
             if not matches:
                 raise ValueError(f'No files match {path!r}')
             found = [file for match in matches for file in _record_files_of_match(match)]

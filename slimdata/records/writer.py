@@ -1,149 +1,154 @@
 """The sharded, parallel, atomic TFRecord writer that every converter uses.
 
-A converter lists its source items (paths, tuples of paths, ...) and gives a picklable
-top-level `encode(item)` that reads and validates one item and returns its serialized
-`tf.train.Example` (or an `EncodedExample` with notes), or raises `SkipExample`::
+A converter lists each split's source items (paths, ids, tuples of paths, ...) and gives a
+picklable top-level `encode(item)` that reads and validates one item and returns its
+serialized `tf.train.Example` (or an `EncodedExample` with notes), or raises `SkipExample`::
 
-    summary = write_sharded(items, encode, output_dir, 'train', num_shards=4, workers=8)
-    print(summary.format())
-    write_dataset_info(output_dir, 'mydata', {'train': summary.shards}, ...)
+    summaries = write_dataset(output_dir, [
+        SplitSource('train', items, encode, num_shards=4, options={'seed': 0},
+                    files_of=lambda item: [item[0]])],
+        dataset_name='mydata', labels_to_names=..., keys_to_features=..., workers=8)
+    print(summaries['train'].format())
 
 What it guarantees:
 
-- Shard k of S holds `items[k*N//S:(k+1)*N//S]` (minus skipped items), in order, and is
-  named `shard_filename(split, k, S)`, e.g. `train-00001-of-00004.tfrecord`. When there are
-  fewer items than `num_shards`, S is the number of items (one item per shard) rather than
-  writing shards that could never hold a record.
-- The bytes written do not depend on `workers`: a worker writes whole shards, each from its
-  own contiguous items in order, so no record crosses between processes. This needs an encode
-  that is deterministic across processes: serialize with `slimdata.records.example.serialize_example`
-  (protobuf's default map order differs from process to process). It also means that at most
-  as many workers run as there are shards to write: ask for at least as many shards as
-  workers (a multiple of the workers balances them best).
-- Each shard is written to `.<name>.tmp-<pid>` in the same folder and renamed, in shard
-  order, when complete, so a file under a final name is always complete. On any error (or
-  Ctrl-C) the temporary files are removed; the shards before the failing one are completed
-  and stay, as when writing in one process. A re-run keeps the shards already
-  present under their final name (`shards_reused`) and writes only the missing ones, so it
-  must be given the same items and encode; to convert different data, use an empty folder.
-  Temporaries left by a killed run of the same split are removed on start (so run one
-  writer per split and folder at a time).
-- An empty item list is refused (a split without examples is almost always a wrong path or
-  an empty list file). Shards of the same split written with another shard count are refused
-  too: a reader's `<split>-*.tfrecord` pattern would read both sets.
-- An `encode` that raises anything but `SkipExample` aborts the write with a
-  `ConversionError` (a ValueError) naming the split, the item index and the item, with the
-  original message; in the process pool the original traceback is attached as its cause.
+- **Layout.** Shard k of S holds `items[k*N//S:(k+1)*N//S]` (minus skipped items), in
+  order, named `shard_filename(split, k, S)`, e.g. `train-00001-of-00004.tfrecord`. With
+  fewer items than shards, S is the number of items. The bytes do not depend on `workers`
+  (this needs a deterministic encode, such as `slimdata.records.example.serialize_example`):
+  workers write pieces of shards, which are joined in order (`slimdata.records.shards`,
+  `slimdata.records.local_pool`), and no record crosses between processes.
+- **Nothing half-written under a final name.** A shard is written as `.<name>.tmp-<pid>`
+  in the same folder, fsync'ed, and renamed when complete (`slimdata.records.fs`). On an
+  error, Ctrl-C or SIGTERM the workers stop at their next item and every temporary is
+  removed; workers whose parent died (even by SIGKILL) remove theirs and exit within a
+  fraction of a second, so nothing keeps writing or holds the output pipe open. A later run
+  removes temporaries of its own naming that a killed run left.
+- **Re-runs never mix data.** `dataset_info.json` records, per split, a fingerprint of what
+  produced it (`slimdata.records.fingerprint`: the items in order, the options, the shard
+  count, slimdata's version) and every shard with its record count, size, CRC-32C and a
+  digest of its source files' sizes and times, as each shard is completed. A re-run into the
+  same folder reuses a shard only when the fingerprint matches, the shard's size and CRC
+  check and its source files are unchanged; it writes what an interrupted run left
+  unwritten, and rewrites the shards whose source files were edited since (the result is
+  the same as a fresh conversion's). Anything else (other items or options, a damaged or
+  foreign shard, shards no `dataset_info.json` describes) is refused with a `RerunError`
+  naming what changed, before anything is written. `overwrite=True` replaces the split: the
+  new shards are written under temporary names and take the old ones' place only when all
+  are complete. While a split is being written its entry says `"complete": false`, and
+  descriptors refuse to read it.
+- **One conversion per folder.** The folder is locked while written (`fs.lock_folder`).
+- **Errors name their place.** An `encode` that raises anything but `SkipExample` aborts
+  with a `ConversionError` (a ValueError) naming the split, item index and item; an I/O
+  error (a full disk) is an `fs.FileError` naming the shard. A worker that dies is a
+  RuntimeError naming the shards and items it was writing.
 
-`workers > 1` (with more than one shard to write) starts a process pool with the spawn start
-method (TensorFlow must never be forked), so a script that calls this must guard its entry
-point with `if __name__ == '__main__':`, and each worker imports the encode function's
-module. Output folders with a URL scheme (`gs://...`) are written through `tf.io.gfile` (in
-the workers too, which then import TensorFlow).
+`workers > 1` starts a process pool with the spawn start method (TensorFlow must never be
+forked), so a script that calls this must guard its entry point with
+`if __name__ == '__main__':`, and each worker imports the encode function's module. The same
+splits can be written by an Apache Beam pipeline instead (`slimdata.records.beam_pipeline`).
 """
 
 import collections
-import contextlib
-import multiprocessing
+import dataclasses
 import os
 import pickle
 import re
-import signal
-import sys
 import time
-from concurrent.futures import Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
-from tqdm import tqdm
+from crc32c import crc32c
 
-from slimdata.records.tfrecord import WRITE_BUFFER_SIZE, TFRecordWriter, count_records
+from slimdata.progress import Progress
+from slimdata.records import dataset_info, fingerprint, fs, local_pool
+from slimdata.records.shards import (ConversionError, EncodedExample, PieceResult, ShardJob,
+                                     SkipExample)
+
+__all__ = ['ConversionError', 'EncodedExample', 'RerunError', 'SkipExample', 'SplitSource',
+           'WriteSummary', 'shard_filename', 'write_dataset', 'write_sharded']
 
 T = TypeVar('T')
 
 _DETAILS_SHOWN = 3         # details listed per skip/note reason in WriteSummary.format()
-_PROGRESS_SECONDS = 0.1    # how often the progress bar shows what the workers have done
+_STATE_SECONDS = 2.0       # how often completed shards are recorded in dataset_info.json
+_CHECK_CHUNK = 1 << 22     # bytes read at a time when checking a reused shard's CRC
 
 
-class SkipExample(Exception):
-    """Raised by an encode function to skip one source item on purpose (the user chose skip).
+class RerunError(ValueError):
+    """Writing would mix this run's records with an earlier run's: refused, nothing written.
 
-    Args:
-      reason: a short category counted in the summary ('missing image', 'inverted box', ...).
-      detail: names the file / object skipped.
+    The message names each split, what changed, and what to do (`--overwrite`, another
+    folder).
     """
 
-    def __init__(self, reason: str, detail: str = ''):
-        super().__init__(reason, detail)
-        self.reason = reason
-        self.detail = detail
 
-    def __str__(self) -> str:
-        return f'{self.reason}: {self.detail}' if self.detail else self.reason
-
-
-@dataclass(frozen=True)
-class EncodedExample:
-    """What an encode function returns when it has something to report about a kept item.
+@dataclasses.dataclass(frozen=True)
+class SplitSource:
+    """One split to write.
 
     Attributes:
-      data: a serialized tf.train.Example.
-      notes: (reason, detail) pairs counted in the summary but NOT skipped, e.g.
-        ('box clipped to image', 'a.xml obj 2').
+      split: the split name, the shards' file name prefix.
+      items: picklable source descriptions (paths, tuples of paths, ...), in record order.
+      encode: a picklable top-level function (or functools.partial of one) that reads and
+        validates one item and returns its serialized tf.train.Example (bytes) or an
+        EncodedExample, or raises SkipExample to leave it out.
+      num_shards: the number of shards (fewer when there are fewer items).
+      options: the converter's options that shape the records (JSON values), recorded in
+        the fingerprint and named when a re-run differs.
+      files_of: item -> the source files it is read from; their sizes and modification
+        times are recorded per shard, so an edited source is never covered by old shards.
+      desc: the progress display's label; defaults to `split`.
     """
-    data: bytes
-    notes: Sequence[Tuple[str, str]] = ()
+    split: str
+    items: Sequence[Any]
+    encode: Callable[[Any], Union[bytes, EncodedExample]]
+    num_shards: int
+    options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    files_of: Optional[Callable[[Any], Sequence[str]]] = None
+    desc: Optional[str] = None
 
 
-class ConversionError(ValueError):
-    """An encode function failed on one item: names the split, the item index and the item.
-
-    Attributes:
-      split, index, item: where it happened.
-      cause: the original exception's type and message.
-    """
-
-    def __init__(self, split: str, index: int, item: Any, cause: str):
-        super().__init__(f'split {split!r}, item {index} ({_short_repr(item)}): {cause}')
-        self.split = split
-        self.index = index
-        self.item = item
-        self.cause = cause
-
-    def __reduce__(self):
-        # Rebuilt from its own arguments when it crosses the process pool.
-        return type(self), (self.split, self.index, self.item, self.cause)
-
-
-@dataclass
+@dataclasses.dataclass
 class WriteSummary:
-    """What `write_sharded` wrote.
+    """What writing one split did.
 
     Attributes:
       split: the split name.
-      shards: [{'file': basename, 'num_records': n}, ...] in shard order (reused ones too).
+      shards: per shard, in order: {'file', 'num_records', 'num_bytes', 'crc32c'}.
       num_records: records in all shards.
       num_bytes: bytes of all shard files.
       skipped: reason -> details of the items skipped (by this run's encoding).
       notes: reason -> details noted but kept (by this run's encoding).
-      seconds: wall time of the call.
-      shards_reused: complete shards found from an earlier run and kept.
+      seconds: wall time.
+      shards_reused: complete shards of an earlier run with the same fingerprint, kept.
+      shards_stale: shards of an earlier run rewritten because their source files changed.
+      output_dir: the folder of the shards.
     """
     split: str
     shards: List[Dict[str, Any]]
     num_records: int
     num_bytes: int
-    skipped: Dict[str, List[str]] = field(default_factory=dict)
-    notes: Dict[str, List[str]] = field(default_factory=dict)
+    skipped: Dict[str, List[str]] = dataclasses.field(default_factory=dict)
+    notes: Dict[str, List[str]] = dataclasses.field(default_factory=dict)
     seconds: float = 0.0
     shards_reused: int = 0
+    shards_stale: int = 0
+    output_dir: str = ''
 
     def format(self) -> str:
         """A multi-line human summary: records, shards, bytes, time, rates, skips and notes."""
-        reused = f' ({self.shards_reused} reused from an earlier run)' if self.shards_reused else ''
+        if self.shards and self.shards_reused == len(self.shards):
+            reused = ' (all reused: already converted from the same input)'
+        elif self.shards_reused:
+            reused = f' ({self.shards_reused} reused from an earlier run)'
+        else:
+            reused = ''
+        if self.shards_stale:
+            reused += (f' ({self.shards_stale} rewritten: their source files changed since '
+                       'they were written)')
         shards = f'{len(self.shards)} shard' + ('' if len(self.shards) == 1 else 's')
-        lines = [f'{self.split}: {self.num_records} records in {shards}{reused}',
+        where = f' in {self.output_dir}' if self.output_dir else ''
+        lines = [f'{self.split}: {self.num_records} records in {shards}{where}{reused}',
                  f'  {_human_bytes(self.num_bytes)} in {self.seconds:.1f} s' + self._rates()]
         lines += _format_reasons(f'skipped {_count(self.skipped)} items', self.skipped)
         lines += _format_reasons(f'noted {_count(self.notes)} times (kept)', self.notes)
@@ -162,370 +167,457 @@ def shard_filename(split: str, index: int, num_shards: int) -> str:
     return f'{split}-{index:05d}-of-{num_shards:05d}.tfrecord'
 
 
+def _shard_name_pattern(split: str) -> 're.Pattern':
+    return re.compile(re.escape(split) + r'-\d{5,}-of-\d{5,}\.tfrecord')
+
+
 def write_sharded(items: Sequence[T], encode: Callable[[T], Union[bytes, EncodedExample]],
                   output_dir: str, split: str, num_shards: int, workers: int = 1,
-                  desc: Optional[str] = None) -> WriteSummary:
-    """Encodes `items` and writes them as TFRecord shards of one split (see the module doc).
-
-    Args:
-      items: picklable source descriptions (paths, tuples of paths, ...), in record order.
-      encode: a picklable top-level function (or functools.partial of one) that reads and
-        validates one item and returns its serialized tf.train.Example (bytes) or an
-        EncodedExample, or raises SkipExample to leave it out.
-      output_dir: the folder of the shards (created if missing); may be a `gs://` URL.
-      split: the split name, the shards' file name prefix.
-      num_shards: the number of shards (fewer when there are fewer items).
-      workers: processes that encode and write shards, one shard each at a time (so no more
-        than the number of shards to write); 1 does all the work in this process.
-      desc: the progress bar's label; defaults to `split`.
+                  desc: Optional[str] = None, *, options: Optional[Mapping[str, Any]] = None,
+                  files_of: Optional[Callable[[T], Sequence[str]]] = None,
+                  overwrite: bool = False,
+                  beam_options: Optional[Sequence[str]] = None) -> WriteSummary:
+    """Writes one split (see the module doc); `write_dataset` with one `SplitSource`.
 
     Returns:
-      The WriteSummary; `summary.shards` is what `write_dataset_info` records.
+      The split's WriteSummary.
+    """
+    source = SplitSource(split, items, encode, num_shards, options or {}, files_of, desc)
+    return write_dataset(output_dir, [source], workers=workers, overwrite=overwrite,
+                         beam_options=beam_options)[split]
+
+
+def write_dataset(output_dir: str, splits: Sequence[SplitSource], *,
+                  dataset_name: Optional[str] = None,
+                  labels_to_names: Optional[Mapping[int, str]] = None,
+                  keys_to_features: Optional[Mapping[str, Any]] = None,
+                  extra: Optional[Mapping[str, Any]] = None, workers: int = 1,
+                  overwrite: bool = False, absent_splits: Sequence[str] = (),
+                  beam_options: Optional[Sequence[str]] = None) -> Dict[str, WriteSummary]:
+    """Encodes and writes splits as TFRecord shards, and records them in dataset_info.json.
+
+    Every split is checked against what the folder holds before anything is written (see
+    the module doc); then the splits are written one after the other, and the dataset-wide
+    fields (name, labels and `labels.txt`, the `keys_to_features` schema, extra) recorded.
+
+    Args:
+      output_dir: the folder of the shards (created if missing); may be a URL (`gs://`).
+      splits: the splits to write.
+      dataset_name: the dataset's name for `dataset_info.json`; a folder that holds another
+        dataset is refused.
+      labels_to_names, keys_to_features, extra: see `dataset_info.write_dataset_info`.
+        Values that differ from those recorded for other splits of the folder are refused
+        (those splits were written with other labels or options).
+      workers: processes that encode and write shards, one shard each at a time; 1 does
+        all the work in this process.
+      overwrite: replace the splits (their new shards take the old ones' place once all are
+        complete) instead of refusing to write over shards of other input.
+      absent_splits: splits this conversion does not produce (e.g. no validation split with
+        a validation ratio of 0). An earlier run's split of that name would stand beside this
+        run's as if it belonged to them: it is refused, or with `overwrite` removed.
+      beam_options: write the shards with an Apache Beam pipeline with these pipeline
+        options (e.g. ['--runner=DirectRunner']) instead of local processes
+        (`slimdata.records.beam_pipeline`); `workers` is then unused.
+
+    Returns:
+      split name -> its WriteSummary.
 
     Raises:
-      ValueError: for bad arguments, no items, or shards of another shard count present.
+      ValueError: for bad arguments or no items.
+      RerunError: when the folder holds shards of other input (names what changed).
+      fs.FolderBusyError: when another conversion writes into the folder.
       ConversionError: when `encode` raises anything but SkipExample.
+      fs.FileError: on an I/O error, naming the file.
       RuntimeError: when a worker process dies (it names the shards and items being written).
     """
-    start_time = time.perf_counter()
-    items = list(items)
-    _check_arguments(items, encode, split, num_shards, workers)
-    total_shards = min(num_shards, len(items))
-    files = _file_system_for(output_dir)
-    files.makedirs(output_dir)
-    existing = _prepare_folder(files, output_dir, split, total_shards)
-    paths, jobs = [], []
-    for index in range(total_shards):
-        name = shard_filename(split, index, total_shards)
-        paths.append(os.path.join(output_dir, name))
-        if name not in existing:
-            start, stop = (index * len(items) // total_shards,
-                           (index + 1) * len(items) // total_shards)
-            jobs.append(_ShardJob(path=paths[-1], temporary=_temporary_path(paths[-1]),
-                                  items=[(i, items[i]) for i in range(start, stop)]))
-    if 0 < len(jobs) < workers:
-        print(f'{split}: {len(jobs)} shard(s) to write, so {len(jobs)} of the {workers} workers '
-              'can work (each writes whole shards); ask for more shards to use them all',
-              file=sys.stderr)
-    with tqdm(total=len(items), desc=desc or split, unit='ex', file=sys.stderr) as progress:
-        progress.update(len(items) - sum(len(job.items) for job in jobs))  # reused shards
-        if min(workers, len(jobs)) > 1:
-            results = _write_in_pool(files, jobs, encode, split, workers, progress)
-        else:  # no pool to start: its start-up would cost more than it saves
-            results = _write_in_this_process(files, jobs, encode, split, progress)
-    return _summarize(files, split, paths, results, time.perf_counter() - start_time)
+    for source in splits:
+        _check_arguments(source, workers)
+    if workers > 1 and output_dir.startswith('ram://'):
+        raise ValueError(f'{output_dir}: ram:// is TensorFlow\'s in-memory file system of one '
+                         'process, which worker processes cannot write into; use workers=1')
+    fs.makedirs(output_dir)
+    with fs.lock_folder(output_dir):
+        info = dataset_info.read_dataset_info(output_dir) or {}
+        fields = _dataset_fields(labels_to_names, keys_to_features, extra)
+        plans = _plan_all(output_dir, info, splits, dataset_name, fields, overwrite,
+                          absent_splits)
+        summaries = {plan.source.split: _write_split(output_dir, plan, workers, beam_options)
+                     for plan in plans}
+        for split in absent_splits:
+            if split in info.get('splits', {}):  # only reached with overwrite
+                _remove_split(output_dir, split, info['splits'][split])
+        if dataset_name is not None or fields:
+            dataset_info.write_dataset_info(output_dir, dataset_name,
+                                            labels_to_names=labels_to_names,
+                                            keys_to_features=keys_to_features, extra=extra)
+        fs.sync_folder(output_dir)
+    return summaries
 
 
-@dataclass(frozen=True)
-class _ShardJob:
-    """One shard to write: where it goes and its (item index, item) pairs, in order."""
-    path: str
-    temporary: str
-    items: List[Tuple[int, Any]]
+# ----------------------------------------------------------------------------------------------
+# Planning: what may be reused, what must be written, what is refused
+
+@dataclasses.dataclass
+class _SplitPlan:
+    source: SplitSource
+    fingerprint: Dict[str, Any]
+    total_shards: int
+    reused: List[Dict[str, Any]]     # recorded shards kept, in shard order
+    jobs: List[ShardJob]            # shards to write
+    stale: int                       # recorded shards rewritten, their sources having changed
+    replace: bool                    # write all to temporaries, then take the old ones' place
+    stale_files: List[str]           # this split's other shard files, removed after a replace
 
 
-@dataclass
-class _ShardResult:
-    """What writing one shard found: records written, (reason, detail) skips and notes."""
-    num_records: int = 0
-    skipped: List[Tuple[str, str]] = field(default_factory=list)
-    notes: List[Tuple[str, str]] = field(default_factory=list)
-
-
-def _temporary_path(path: str) -> str:
-    folder, name = os.path.split(path)
-    return os.path.join(folder, f'.{name}.tmp-{os.getpid()}')
-
-
-def _check_arguments(items: List[Any], encode: Callable, split: str, num_shards: int,
-                     workers: int) -> None:
+def _check_arguments(source: SplitSource, workers: int) -> None:
+    split = source.split
     if not split or split.startswith('.') or '/' in split or os.sep in split:
         raise ValueError(f'split must be a plain file name prefix, got {split!r}')
-    if not items:
+    if not len(source.items):
         raise ValueError(f'split {split!r}: no items to write (an empty list file or a wrong '
                          'source folder?)')
-    for name, value in (('num_shards', num_shards), ('workers', workers)):
+    for name, value in (('num_shards', source.num_shards), ('workers', workers)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f'{name} must be an int >= 1, got {value!r}')
     if workers > 1:
         try:
-            pickle.dumps(encode)
+            pickle.dumps(source.encode)
         except (pickle.PicklingError, AttributeError, TypeError) as error:
             raise ValueError(f'encode must be picklable when workers > 1 (a top-level function '
-                             f'or a functools.partial of one), got {encode!r}: {error}') from error
+                             f'or a functools.partial of one), got {source.encode!r}: '
+                             f'{error}') from error
 
 
-def _prepare_folder(files: '_FileSystem', output_dir: str, split: str,
-                    total_shards: int) -> set:
-    """Removes stale temporaries of `split`; returns its complete shards' names.
+def _dataset_fields(labels_to_names: Optional[Mapping[int, str]],
+                    keys_to_features: Optional[Mapping[str, Any]],
+                    extra: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+    """The dataset-wide fields as dataset_info.json records them."""
+    fields = {}
+    if labels_to_names is not None:
+        fields['labels_to_names'] = {str(k): v for k, v in sorted(labels_to_names.items())}
+    if keys_to_features is not None:
+        fields['keys_to_features'] = dataset_info.keys_to_features_to_json(keys_to_features)
+    if extra is not None:
+        fields['extra'] = fingerprint.json_options(extra)
+    return fields
 
-    Raises ValueError if shards of `split` with another shard count are present.
-    """
-    shard_pattern = re.escape(split) + r'-\d{5,}-of-(\d{5,})\.tfrecord'
-    final_name = re.compile(shard_pattern)
-    temporary_name = re.compile(r'\.' + shard_pattern + r'\.tmp-.+')
-    existing, foreign = set(), []
-    for name in sorted(files.listdir(output_dir)):
-        if temporary_name.fullmatch(name):
-            files.remove(os.path.join(output_dir, name))
-            continue
-        match = final_name.fullmatch(name)
-        if match and int(match.group(1)) == total_shards:
-            existing.add(name)
-        elif match:
-            foreign.append(name)
+
+def _plan_all(output_dir: str, info: Mapping[str, Any], splits: Sequence[SplitSource],
+              dataset_name: Optional[str], fields: Mapping[str, Any], overwrite: bool,
+              absent_splits: Sequence[str]) -> List[_SplitPlan]:
+    """Plans every split; raises one RerunError listing every refusal."""
+    problems = _dataset_problems(output_dir, info, [*splits, *absent_splits], dataset_name,
+                                 fields)
+    if not overwrite:
+        problems += [f'split {split!r} in {output_dir} comes from an earlier conversion, and '
+                     'this one makes no such split (another validation ratio?); it would '
+                     'stand beside the new splits: pass --overwrite to remove it, or write '
+                     'into another folder'
+                     for split in absent_splits if split in info.get('splits', {})]
+    names = fs.listdir(output_dir)
+    plans = []
+    for source in splits:
+        try:
+            plans.append(_plan(output_dir, info, names, source, overwrite))
+        except RerunError as error:
+            problems.append(str(error))
+    if problems:
+        raise RerunError('\n'.join(problems) if len(problems) == 1 else
+                         'refused, nothing was written:\n' + '\n'.join(f'  - {problem}'
+                                                                      for problem in problems))
+    return plans
+
+
+def _dataset_problems(output_dir: str, info: Mapping[str, Any],
+                      splits: Sequence[Union[SplitSource, str]], dataset_name: Optional[str],
+                      fields: Mapping[str, Any]) -> List[str]:
+    """Refusals that concern the whole folder: another dataset, other labels or options
+    than the splits this run leaves as they are."""
+    problems = []
+    recorded_name = info.get('name')
+    if dataset_name and recorded_name and recorded_name != dataset_name:
+        problems.append(f'{output_dir} holds the dataset {recorded_name!r}; this conversion '
+                        f'writes {dataset_name!r}, which would mix the two: write into '
+                        'another folder')
+    names = {split if isinstance(split, str) else split.split for split in splits}
+    others = sorted(set(info.get('splits', {})) - names)
+    for field, value in fields.items():
+        recorded = info.get(field)
+        if others and recorded is not None and recorded != value:
+            problems.append(
+                f'{output_dir}: this conversion has other {field} than the split(s) '
+                f'{others} recorded in {dataset_info.DATASET_INFO_FILENAME} '
+                f'({_first_difference(recorded, value)}); convert those splits again in the '
+                'same run, or write into another folder')
+    return problems
+
+
+def _first_difference(recorded: Any, new: Any) -> str:
+    if isinstance(recorded, dict) and isinstance(new, dict):
+        for key in sorted(set(recorded) | set(new), key=str):
+            if recorded.get(key) != new.get(key):
+                return f'{key}: {recorded.get(key, "(none)")!r} -> {new.get(key, "(none)")!r}'
+    return f'{recorded!r} -> {new!r}'
+
+
+def _plan(output_dir: str, info: Mapping[str, Any], names: Sequence[str],
+          source: SplitSource, overwrite: bool) -> _SplitPlan:
+    split, items = source.split, source.items
+    total = min(source.num_shards, len(items))
+    new_fingerprint = fingerprint.fingerprint(items, source.options, total)
+    jobs = _jobs(output_dir, source, total)
+    final_names = [shard_filename(split, k, total) for k in range(total)]
+    on_disk = [name for name in names if _shard_name_pattern(split).fullmatch(name)]
+    entry = info.get('splits', {}).get(split)
+    where = f'split {split!r} in {output_dir}'
+    if overwrite:
+        return _SplitPlan(source, new_fingerprint, total, [], jobs, 0, replace=True,
+                          stale_files=[name for name in on_disk if name not in final_names])
+    if entry is None:
+        if on_disk:
+            raise RerunError(
+                f'{where}: {len(on_disk)} shard file(s) ({_some(on_disk)}) that '
+                f'{dataset_info.DATASET_INFO_FILENAME} does not describe (another tool, or '
+                'an older slimdata, wrote them): pass --overwrite (overwrite=True) to replace '
+                'them, or write into another folder')
+        return _SplitPlan(source, new_fingerprint, total, [], jobs, 0, replace=False,
+                          stale_files=[])
+    if 'fingerprint' not in entry:
+        raise RerunError(f'{where} was written without a fingerprint (by an older slimdata or '
+                         'another tool), so it cannot be told whether its shards match this '
+                         'input: pass --overwrite to replace it')
+    differences = fingerprint.changes(entry['fingerprint'], new_fingerprint)
+    if differences:
+        state = 'was converted' if dataset_info.is_complete(entry) else \
+            'is partly converted (an interrupted run)'
+        raise RerunError(f'{where} {state} from other input: {"; ".join(differences)}. Pass '
+                         '--overwrite to replace it (the old shards stay until the new ones '
+                         'are complete), or write into another folder')
+    foreign = [name for name in on_disk if name not in final_names]
     if foreign:
-        raise ValueError(
-            f'{output_dir} holds shards of split {split!r} with another shard count '
-            f'({", ".join(foreign[:3])}{", ..." if len(foreign) > 3 else ""}) and this run '
-            f'writes {total_shards}; a reader of {split}-*.tfrecord would read both. Remove '
-            'them or write to another folder.')
-    return existing
+        raise RerunError(f'{where}: shard files of another shard count ({_some(foreign)}) '
+                         f'beside the {total} this input needs; a reader of {split}-*.tfrecord '
+                         'would read both: pass --overwrite to remove them')
+    sources = {os.path.basename(job.path): job.sources for job in jobs}
+    current = [shard for shard in entry.get('shards', [])
+               if shard.get('sources') == sources.get(shard.get('file'))]
+    reused, problems = _check_recorded_shards(output_dir, current)
+    if problems:
+        raise RerunError(f'{where} matches this input, but {"; ".join(problems)}: pass '
+                         '--overwrite to write the split again')
+    done = {shard['file'] for shard in reused}
+    return _SplitPlan(source, new_fingerprint, total, reused,
+                      [job for job in jobs if os.path.basename(job.path) not in done],
+                      stale=len(entry.get('shards', [])) - len(current), replace=False,
+                      stale_files=[])
 
 
-def _write_in_this_process(files: '_FileSystem', jobs: List[_ShardJob], encode: Callable,
-                           split: str, progress: tqdm) -> Dict[str, _ShardResult]:
-    """Writes the shards one after the other; returns their results by path."""
-    results = {}
-    for job in jobs:
-        results[job.path] = _write_shard(job, encode, split, progress.update)
-        files.rename(job.temporary, job.path)
-    return results
+def _jobs(output_dir: str, source: SplitSource, total: int) -> List[ShardJob]:
+    items, jobs = source.items, []
+    stamps = fingerprint.SourceStamps()
+    for index in range(total):
+        path = os.path.join(output_dir, shard_filename(source.split, index, total))
+        start, stop = index * len(items) // total, (index + 1) * len(items) // total
+        sources = '' if source.files_of is None else stamps.digest(
+            file for i in range(start, stop) for file in source.files_of(items[i]))
+        jobs.append(ShardJob(path=path, temporary=fs.temporary_path(path),
+                              items=[(i, items[i]) for i in range(start, stop)],
+                              sources=sources))
+    return jobs
 
 
-def _write_in_pool(files: '_FileSystem', jobs: List[_ShardJob], encode: Callable, split: str,
-                   workers: int, progress: tqdm) -> Dict[str, _ShardResult]:
-    """Writes the shards in worker processes, one task per shard; returns results by path.
+def _check_recorded_shards(output_dir: str, shards: Sequence[Mapping[str, Any]]
+                           ) -> Tuple[List[Dict[str, Any]], List[str]]:
+    """(the recorded shards whose file is intact, the problems of the others)."""
+    reused, problems = [], []
+    total_bytes = sum(shard.get('num_bytes', 0) for shard in shards)
+    with Progress(total_bytes, 'checking the shards of an earlier run', unit='B',
+                  unit_scale=True, delay=2.0) as progress:
+        for shard in shards:
+            problem = _shard_problem(os.path.join(output_dir, shard['file']), shard, progress)
+            if problem:
+                problems.append(problem)
+            else:
+                reused.append(dict(shard))
+    return reused, problems
 
-    Only small results cross between processes, never records. Shards are renamed to their
-    final names here, in shard order, so a failing shard leaves exactly the shards before it
-    (as when writing in this process); on any error or Ctrl-C the workers abandon their
-    shards at the next item and every temporary file is removed.
+
+def _shard_problem(path: str, shard: Mapping[str, Any], progress: Progress) -> Optional[str]:
+    if 'crc32c' not in shard or 'num_bytes' not in shard:
+        return f'{path} was recorded without its size and CRC'
+    if not fs.exists(path):
+        return f'{path} is missing'
+    size = fs.size(path)
+    if size != shard['num_bytes']:
+        return f'{path} has {size:,} bytes, {shard["num_bytes"]:,} were written'
+    checksum = 0
+    with fs.open_read(path) as file:
+        while True:
+            chunk = file.read(_CHECK_CHUNK)
+            if not chunk:
+                break
+            checksum = crc32c(chunk, checksum)
+            progress.update(len(chunk))
+    if checksum != shard['crc32c']:
+        return f'{path} has other bytes than were written (CRC-32C {checksum} != {shard["crc32c"]})'
+    return None
+
+
+def _some(names: Sequence[str]) -> str:
+    return ', '.join(names[:3]) + (', ...' if len(names) > 3 else '')
+
+
+# ----------------------------------------------------------------------------------------------
+# Writing one split
+
+class _SplitState:
+    """The split's entry in dataset_info.json, kept in step with the shards on disk."""
+
+    def __init__(self, output_dir: str, split: str, split_fingerprint: Mapping[str, Any],
+                 shards: Sequence[Mapping[str, Any]]):
+        self._output_dir = output_dir
+        self._split = split
+        self._fingerprint = dict(split_fingerprint)
+        self.shards = {shard['file']: dict(shard) for shard in shards}
+        self._saved_at = 0.0
+
+    def add(self, job: ShardJob, result: PieceResult) -> None:
+        name = os.path.basename(job.path)
+        self.shards[name] = {'file': name, 'num_records': result.num_records,
+                             'num_bytes': result.num_bytes, 'crc32c': result.crc32c,
+                             'sources': job.sources}
+
+    def save(self, complete: bool = False, force: bool = True) -> None:
+        """Records the state; when not forced, at most every _STATE_SECONDS."""
+        now = time.monotonic()
+        if not force and now - self._saved_at < _STATE_SECONDS:
+            return
+        shards = [self.shards[name] for name in sorted(self.shards)]
+        if complete:
+            entry = dataset_info.complete_split_entry(shards, self._fingerprint)
+        else:
+            entry = {'complete': False, 'shards': shards, 'fingerprint': self._fingerprint}
+        dataset_info.record_split(self._output_dir, self._split, entry)
+        self._saved_at = now
+
+
+def _write_split(output_dir: str, plan: _SplitPlan, workers: int,
+                 beam_options: Optional[Sequence[str]]) -> WriteSummary:
+    source = plan.source
+    start_time = time.perf_counter()
+    _remove_stale_temporaries(output_dir, source.split)
+    state = _SplitState(output_dir, source.split, plan.fingerprint, plan.reused)
+    results: Dict[str, PieceResult] = {}
+    if plan.jobs:
+        if not plan.replace:
+            state.save()  # a crash from here on leaves a state a re-run can finish
+
+        def shard_done(job: ShardJob, result: PieceResult) -> None:
+            results[job.path] = result
+            if not plan.replace:
+                fs.rename(job.temporary, job.path)
+                state.add(job, result)
+                state.save(force=False)
+
+        try:
+            _run_jobs(plan, workers, beam_options, shard_done)
+        except BaseException:
+            if plan.replace:
+                for job in plan.jobs:
+                    fs.remove(job.temporary)
+            else:
+                state.save()  # the shards completed so far, for a re-run to reuse
+            raise
+        if plan.replace:
+            _take_place(output_dir, plan, state, results)
+    state.save(complete=True)
+    paths = [os.path.join(output_dir, shard_filename(source.split, k, plan.total_shards))
+             for k in range(plan.total_shards)]
+    summary = _summarize(output_dir, source.split, paths, state, results,
+                         time.perf_counter() - start_time)
+    summary.shards_stale = plan.stale
+    return summary
+
+
+def _run_jobs(plan: _SplitPlan, workers: int, beam_options: Optional[Sequence[str]],
+              shard_done: Callable[[ShardJob, PieceResult], None]) -> None:
+    """Writes the plan's shards with the local driver, or the Beam one."""
+    source = plan.source
+    if beam_options is not None:
+        from slimdata.records import beam_pipeline  # an optional extra: only when asked for
+        beam_pipeline.run_jobs(plan.jobs, source.encode, source.split, beam_options,
+                               shard_done)
+        return
+    num_items = len(source.items)
+    with Progress(num_items, source.desc or source.split) as progress:
+        progress.update(num_items - sum(len(job.items) for job in plan.jobs))
+        local_pool.run_jobs(plan.jobs, source.encode, source.split, workers, progress,
+                            shard_done)
+
+
+def _take_place(output_dir: str, plan: _SplitPlan, state: _SplitState,
+                results: Mapping[str, PieceResult]) -> None:
+    """Replaces the split's old shards by the complete new ones (written as temporaries).
+
+    The entry says "complete": false while files are renamed, so a crash in between leaves
+    a split that readers refuse and a re-run with this input rewrites.
     """
-    context = multiprocessing.get_context('spawn')
-    items_done = context.RawArray('q', len(jobs))  # per job, set by the worker writing it
-    stop = context.RawValue('b', 0)  # 1: workers abandon their shards
-    executor = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context,
-                                   initializer=_init_worker, initargs=(items_done, stop))
-    results = {}
-    try:
-        futures = [executor.submit(_write_shard_in_worker, job, encode, split, position)
-                   for position, job in enumerate(jobs)]
-        shown = 0  # items shown on the progress bar so far
-        for position, (job, future) in enumerate(zip(jobs, futures)):
-            while not wait([future], timeout=_PROGRESS_SECONDS).done:
-                shown = _show_progress(progress, items_done, shown)
-            results[job.path] = _pool_result(future, split, jobs[position:])
-            files.rename(job.temporary, job.path)
-        _show_progress(progress, items_done, shown)
-    except BaseException:
-        stop.value = 1
-        executor.shutdown(wait=True, cancel_futures=True)
-        for job in jobs:
-            if job.path not in results:
-                files.remove(job.temporary)
-        raise
-    executor.shutdown(wait=True)
-    return results
+    state.save()
+    for job in plan.jobs:
+        fs.rename(job.temporary, job.path)
+        state.add(job, results[job.path])
+    for name in plan.stale_files:
+        fs.remove(os.path.join(output_dir, name))
 
 
-def _show_progress(progress: tqdm, items_done: Sequence[int], shown: int) -> int:
-    done = sum(items_done)
-    progress.update(done - shown)
-    return done
+def _remove_split(output_dir: str, split: str, entry: Mapping[str, Any]) -> None:
+    """Removes a split's shards and its entry (its shards go first: an entry without
+    files is reported by `verify`, files without an entry are refused by a re-run)."""
+    names = [name for name in fs.listdir(output_dir)
+             if _shard_name_pattern(split).fullmatch(name)]
+    names += [shard['file'] for shard in entry.get('shards', []) if shard['file'] not in names]
+    for name in names:
+        fs.remove(os.path.join(output_dir, name))
+    dataset_info.record_split(output_dir, split, None)
 
 
-def _pool_result(future: Future, split: str, unfinished: List[_ShardJob]) -> _ShardResult:
-    """The future's shard result; a worker's death becomes a RuntimeError naming the shards."""
-    try:
-        return future.result()
-    except BrokenProcessPool as error:
-        # A worker was killed (out of memory?) or crashed in native code while writing one
-        # of the unfinished shards.
-        first, last = unfinished[0], unfinished[-1]
-        raise RuntimeError(
-            f'split {split!r}: a worker process died while writing '
-            f'{os.path.basename(first.path)} to {os.path.basename(last.path)} (items '
-            f'{first.items[0][0]} to {last.items[-1][0]}); run with workers=1 to find the '
-            'failing item') from error
+def _remove_stale_temporaries(output_dir: str, split: str) -> None:
+    """Removes temporaries of this split's shards, and staging folders of the Beam driver,
+    that a killed run left (the folder lock says no other conversion is writing them)."""
+    pattern = re.compile(r'\.' + _shard_name_pattern(split).pattern
+                         + re.escape(fs.TEMPORARY_MARK) + r'\d+(\.piece-\d+)?')
+    for name in fs.listdir(output_dir):
+        if pattern.fullmatch(name):
+            fs.remove(os.path.join(output_dir, name))
+        elif name.startswith(f'.slimdata-beam-{split}-'):  # a Beam driver's staging folder
+            from slimdata.records import beam_pipeline
+            beam_pipeline.remove_staging(os.path.join(output_dir, name))
 
 
-class _Stopped(Exception):
-    """A worker abandons its shard: the parent stopped the run (an error elsewhere, Ctrl-C)."""
-
-
-_worker_shared = None  # in a pool worker: (items_done, stop) shared with the parent
-
-
-def _init_worker(items_done: Sequence[int], stop: Any) -> None:
-    global _worker_shared
-    _worker_shared = (items_done, stop)
-    # Ctrl-C reaches the whole process group; only the parent acts on it (it stops the
-    # workers and removes the temporary files) instead of every worker printing a traceback.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _write_shard_in_worker(job: _ShardJob, encode: Callable, split: str,
-                           position: int) -> _ShardResult:
-    """Runs in a pool worker: writes one shard, counting items where the parent sees them."""
-    items_done, stop = _worker_shared
-
-    def item_done() -> None:
-        items_done[position] += 1
-        if stop.value:
-            raise _Stopped(job.path)
-
-    if stop.value:
-        raise _Stopped(job.path)
-    return _write_shard(job, encode, split, item_done)
-
-
-def _write_shard(job: _ShardJob, encode: Callable, split: str,
-                 item_done: Callable[[], Any]) -> _ShardResult:
-    """Encodes the job's items into its temporary file; removes the file on any error.
-
-    `item_done` is called after each item (it may raise to abandon the shard).
-    """
-    files = _file_system_for(job.path)
-    result = _ShardResult()
-    try:
-        with files.open_write(job.temporary) as file, TFRecordWriter(file) as writer:
-            for index, item in job.items:
-                outcome = _encode_one(encode, split, index, item)
-                if isinstance(outcome, SkipExample):
-                    result.skipped.append((outcome.reason, outcome.detail))
-                else:
-                    writer.write(outcome.data)
-                    result.num_records += 1
-                    result.notes.extend(outcome.notes)
-                item_done()
-    except BaseException:
-        files.remove(job.temporary)
-        raise
-    return result
-
-
-def _encode_one(encode: Callable, split: str, index: int,
-                item: Any) -> Union[EncodedExample, SkipExample]:
-    """Runs `encode(item)`; a SkipExample is returned, any other exception wrapped."""
-    try:
-        return _as_encoded(encode(item))
-    except SkipExample as skip:
-        return skip
-    except Exception as error:
-        raise ConversionError(split, index, item, f'{type(error).__name__}: {error}') from error
-
-
-def _as_encoded(result: Any) -> EncodedExample:
-    if isinstance(result, bytes):
-        return EncodedExample(result)
-    if isinstance(result, EncodedExample) and isinstance(result.data, bytes):
-        return result
-    raise TypeError(f'encode returned {type(result).__name__}; expected bytes (a serialized '
-                    'tf.train.Example, e.g. from slimdata.records.example.serialize_example) or an '
-                    'EncodedExample')
-
-
-def _summarize(files: '_FileSystem', split: str, paths: List[str],
-               results: Dict[str, _ShardResult], seconds: float) -> WriteSummary:
+def _summarize(output_dir: str, split: str, paths: List[str], state: _SplitState,
+               results: Mapping[str, PieceResult], seconds: float) -> WriteSummary:
     """The summary of all shards, in shard order; shards without a result were reused."""
-    summary = WriteSummary(split=split, shards=[], num_records=0, num_bytes=0)
+    summary = WriteSummary(split=split, shards=[], num_records=0, num_bytes=0,
+                           output_dir=output_dir)
     skipped = collections.defaultdict(list)
     notes = collections.defaultdict(list)
     for path in paths:
+        shard = state.shards[os.path.basename(path)]
         result = results.get(path)
         if result is None:
-            num_records = files.count_records(path)
             summary.shards_reused += 1
         else:
-            num_records = result.num_records
             for reason, detail in result.skipped:
                 skipped[reason].append(detail)
             for reason, detail in result.notes:
                 notes[reason].append(detail)
-        summary.shards.append({'file': os.path.basename(path), 'num_records': num_records})
-        summary.num_records += num_records
-        summary.num_bytes += files.size(path)
+        summary.shards.append(dict(shard))
+        summary.num_records += shard['num_records']
+        summary.num_bytes += shard['num_bytes']
     summary.skipped = dict(skipped)
     summary.notes = dict(notes)
     summary.seconds = seconds
     return summary
-
-
-class _LocalFileSystem:
-    """The file operations the writer needs, on local paths."""
-
-    def makedirs(self, path: str) -> None:
-        os.makedirs(path, exist_ok=True)
-
-    def listdir(self, path: str) -> List[str]:
-        return os.listdir(path)
-
-    def open_write(self, path: str):
-        return open(path, 'wb', buffering=WRITE_BUFFER_SIZE)
-
-    def rename(self, source: str, target: str) -> None:
-        os.replace(source, target)
-
-    def remove(self, path: str) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(path)
-
-    def size(self, path: str) -> int:
-        return os.path.getsize(path)
-
-    def count_records(self, path: str) -> int:
-        return count_records(path)
-
-
-class _GFileSystem:
-    """The same operations through `tf.io.gfile`, for URLs such as gs://bucket/folder."""
-
-    def __init__(self):
-        from slimdata._tf import tf  # only folders with a URL scheme need TensorFlow
-        self._tf = tf
-        self._gfile = tf.io.gfile
-
-    def makedirs(self, path: str) -> None:
-        self._gfile.makedirs(path)
-
-    def listdir(self, path: str) -> List[str]:
-        return self._gfile.listdir(path)
-
-    def open_write(self, path: str):
-        return self._gfile.GFile(path, 'wb')
-
-    def rename(self, source: str, target: str) -> None:
-        self._gfile.rename(source, target, overwrite=True)
-
-    def remove(self, path: str) -> None:
-        if self._gfile.exists(path):
-            self._gfile.remove(path)
-
-    def size(self, path: str) -> int:
-        return self._gfile.stat(path).length
-
-    def count_records(self, path: str) -> int:
-        # slimdata.records.tfrecord reads local paths only, so TensorFlow counts; in a graph of its
-        # own, which works whether or not the caller runs eagerly.
-        tf = self._tf
-        with tf.Graph().as_default():
-            count = tf.data.TFRecordDataset(path).reduce(tf.constant(0, tf.int64),
-                                                         lambda total, _: total + 1)
-            with tf.compat.v1.Session() as session:
-                return int(session.run(count))
-
-
-_FileSystem = Union[_LocalFileSystem, _GFileSystem]
-
-
-def _file_system_for(output_dir: str) -> _FileSystem:
-    return _GFileSystem() if '://' in output_dir else _LocalFileSystem()
-
-
-def _short_repr(item: Any, limit: int = 300) -> str:
-    text = repr(item)
-    return text if len(text) <= limit else text[:limit - 3] + '...'
 
 
 def _human_bytes(num_bytes: int) -> str:
