@@ -13,6 +13,7 @@ import functools
 from collections import Counter
 import importlib
 import importlib.util
+import types
 from typing import Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
@@ -47,16 +48,49 @@ def importable(name: str) -> str:
     """`name` spelled so that `from <parent> import <last>` works.
 
     The facade `slimdata.slim` is a module, not a package: a name two levels under it is
-    imported from the data module of slimdata or the tf_slim package it stands for.
+    imported from the data module of slimdata or the tf_slim package it stands for. A package
+    whose attribute hides its submodule of the same name (`tf_slim.training` is the module
+    `tf_slim.training.training` once tf_slim is imported) is spelled by the module that holds
+    the name.
     """
-    parent = name.rpartition('.')[0]
-    if not parent or is_module(parent) or not name.startswith(rules.FACADE + '.'):
+    parent, _, last = name.rpartition('.')
+    if not parent:
         return name
-    rest = name[len(rules.FACADE) + 1:].split('.')
-    if rest[0] == 'data':
-        rest = rest[1:]
-    package = 'slimdata' if rest[0] in rules.DATA_MODULES else 'tf_slim'
-    return '.'.join([package] + rest)
+    if not is_module(parent) and name.startswith(rules.FACADE + '.'):
+        rest = name[len(rules.FACADE) + 1:].split('.')
+        if rest[0] == 'data':
+            rest = rest[1:]
+        package = 'slimdata' if rest[0] in rules.DATA_MODULES else 'tf_slim'
+        return '.'.join([package] + rest)
+    holder = _attribute_chain(parent)
+    if (holder is not None and getattr(holder, '__name__', parent) != parent
+            and hasattr(holder, last) and isinstance(holder, types.ModuleType)):
+        return f'{holder.__name__}.{last}'
+    return name
+
+
+@functools.lru_cache(maxsize=None)
+def _attribute_chain(dotted_name: str):
+    """What `dotted_name` is in code that imported its module: attribute by attribute from the
+    top-level package, as ported code looks it up; None if it is not there."""
+    module = module_of(dotted_name)
+    try:
+        target = importlib.import_module(module.split('.')[0])
+        importlib.import_module(module)
+    except ImportError:
+        return None
+    for part in dotted_name.split('.')[1:]:
+        target = getattr(target, part, None)
+        if target is None:
+            return None
+    return target
+
+
+def checked_successor(name: str) -> Optional[str]:
+    """The successor of old `name` by the rules, if it is really there (a module's rule covers
+    every name under it, and not every contrib name made it into tf_slim), else None."""
+    target = rules.successor(name)
+    return target if target is not None and _attribute_chain(target) is not None else None
 
 
 @functools.lru_cache(maxsize=None)
@@ -148,7 +182,7 @@ class NamesPass(PortTransformer):
         for alias in statement.names:
             name = code_of(alias.name)
             bound = alias.asname.name.value if alias.asname else name
-            target = rules.successor(f'{module}.{name}')
+            target = checked_successor(f'{module}.{name}')
             if target is None:
                 if not self._drop_unused_import(statement, f'{module}.{name}', bound):
                     kept.append(alias)
@@ -167,7 +201,7 @@ class NamesPass(PortTransformer):
         kept, new_lines = [], []
         for alias in statement.names:
             name = code_of(alias.name)
-            target = rules.successor(name)
+            target = checked_successor(name)
             bound = alias.asname.name.value if alias.asname else name.split('.')[0]
             if target is None:
                 if not self._drop_unused_import(statement, name, bound):
@@ -226,7 +260,7 @@ class NamesPass(PortTransformer):
                 or not isinstance(self.get_metadata(ParentNodeProvider, line), cst.Module)):
             return None
         name = self.qualified_name(value)
-        target = rules.successor(name) if name else None
+        target = checked_successor(name) if name else None
         root = root_name(value)
         if target is None or root is None or root.value in self.rebound or '.' not in target:
             return None
@@ -248,7 +282,7 @@ class NamesPass(PortTransformer):
         if (root.value in self.rebound or name.startswith(_TF_LAYERS)
                 or self._alias_target(original) is not None):
             return updated
-        target = rules.successor(name)
+        target = checked_successor(name)
         if target is None:
             self._report_unportable_use(original, name)
             return updated
@@ -260,8 +294,11 @@ class NamesPass(PortTransformer):
     def _report_unportable_use(self, node: cst.CSTNode, name: str) -> None:
         if not name.startswith('tensorflow.contrib'):
             return
-        reason = rules.unportable_reason(name)
-        if reason != rules.UNPORTABLE['tensorflow.contrib'] or self.report_unknown_contrib:
+        missing = rules.successor(name)
+        reason = (f'{missing} (its successor by the rules) is not in the installed tf_slim / '
+                  'TensorFlow' if missing else rules.unportable_reason(name))
+        generic = reason == rules.UNPORTABLE['tensorflow.contrib']
+        if missing or not generic or self.report_unknown_contrib:
             self.note(NOT_PORTED, node, f'{name}: {reason}')
 
     def _port_private(self, original: cst.Attribute, updated: cst.Attribute, name: str,
@@ -328,7 +365,8 @@ def _layer_arguments(port: rules.LayerPort,
         new_keyword, value = mapped
         given.add(new_keyword)
         new.append(cst.Arg(value=value, keyword=cst.Name(new_keyword), equal=_EQUAL,
-                           comma=argument.comma, whitespace_after_arg=argument.whitespace_after_arg))
+                           comma=argument.comma,
+                           whitespace_after_arg=argument.whitespace_after_arg))
     for keyword, code in port.defaults.items():
         if keyword not in given:
             new.append(cst.Arg(value=cst.parse_expression(code), keyword=cst.Name(keyword),
@@ -394,7 +432,7 @@ class _BindingScanner(cst.CSTVisitor):
                        alias.asname.name.value if alias.asname else name, rewritten=True)
 
     def _bind(self, node: cst.CSTNode, name: str, bound: str, rewritten: bool) -> None:
-        if rewritten and rules.successor(name) is not None:
+        if rewritten and checked_successor(name) is not None:
             self.names_pass.rebound.add(bound)
         elif name in rules.PRIVATE_MODULES:
             self.names_pass.private_uses.setdefault(bound, 0)

@@ -41,12 +41,12 @@ _LAYERS_NAMES = (
     'conv2d', 'conv2d_in_plane', 'conv2d_transpose', 'conv3d', 'conv3d_transpose',
     'convolution', 'convolution2d', 'convolution2d_in_plane', 'convolution2d_transpose',
     'convolution3d', 'convolution3d_transpose', 'dense_to_sparse', 'dropout', 'elu', 'flatten',
-    'fully_connected', 'gdn', 'GDN', 'images_to_sequence', 'initializers', 'instance_norm',
+    'fully_connected', 'gdn', 'GDN', 'images_to_sequence', 'instance_norm',
     'l1_l2_regularizer', 'l1_regularizer', 'l2_regularizer', 'layer_norm', 'linear',
     'max_pool2d', 'max_pool3d', 'maxout', 'one_hot_encoding', 'optimize_loss', 'pool',
-    'regularizers', 'relu', 'relu6', 'repeat', 'scale_gradient', 'separable_conv2d',
+    'relu', 'relu6', 'repeat', 'scale_gradient', 'separable_conv2d',
     'separable_convolution2d', 'sequence_to_images', 'softmax', 'spatial_softmax', 'stack',
-    'sum_regularizer', 'summarize_activation', 'summarize_activations', 'unit_norm', 'utils',
+    'sum_regularizer', 'summarize_activation', 'summarize_activations', 'unit_norm',
     'variance_scaling_initializer', 'xavier_initializer', 'xavier_initializer_conv2d')
 
 # tf.contrib.metrics names that tf_slim.metrics exports.
@@ -90,7 +90,9 @@ def _build_name_rules() -> Dict[str, str]:
         # the module tf_slim/layers/layers.py (not the package), so names go to the top level.
         f'{_CONTRIB}.layers': 'tf_slim',
         f'{_CONTRIB_LAYERS_PY}': 'tf_slim',
-        f'{_CONTRIB_FRAMEWORK_OPS}.variables.*': 'tf_slim.ops.variables.*',
+        # tf_slim exports contrib's variables functions at its top level (`tf_slim.ops` is
+        # TensorFlow's framework ops module, not tf_slim/ops).
+        f'{_CONTRIB_FRAMEWORK_OPS}.variables.*': 'tf_slim.*',
         f'{_CONTRIB_FRAMEWORK_OPS}.arg_scope': 'tf_slim.arg_scope',
         f'{_CONTRIB_FRAMEWORK_OPS}.add_arg_scope': 'tf_slim.add_arg_scope',
         f'{_CONTRIB}.metrics': 'tf_slim.metrics',
@@ -104,9 +106,12 @@ def _build_name_rules() -> Dict[str, str]:
     for module in DATA_MODULES:
         rules[f'tf_slim.{module}.*'] = f'slimdata.{module}.*'
         rules[f'{_CONTRIB}.slim.{module}.*'] = f'slimdata.{module}.*'
-    for module in ('initializers', 'layers', 'regularizers', 'utils', 'optimizers',
-                   'summaries', 'normalization'):
-        rules[f'{_CONTRIB_LAYERS_PY}.{module}.*'] = f'tf_slim.layers.{module}.*'
+    # tf.contrib.layers' modules: tf_slim exports each at its top level (tf_slim.layers is the
+    # module layers.py), which is how ported code reaches them by attribute.
+    rules[f'{_CONTRIB_LAYERS_PY}.layers.*'] = 'tf_slim.layers.*'
+    for module in ('initializers', 'regularizers', 'utils', 'optimizers', 'normalization'):
+        rules[f'{_CONTRIB_LAYERS_PY}.{module}.*'] = f'tf_slim.{module}.*'
+        rules[f'{_CONTRIB}.layers.{module}.*'] = f'tf_slim.{module}.*'
     for name in _FRAMEWORK_NAMES:
         rules[f'{_CONTRIB}.framework.{name}'] = f'tf_slim.{name}'
         rules[f'{_CONTRIB_FRAMEWORK_OPS}.{name}'] = f'tf_slim.{name}'

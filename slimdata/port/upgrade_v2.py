@@ -90,6 +90,11 @@ def _works_in_v1(note: Note) -> bool:
     return bool(found) and resolve_v1(found.group('member')) is not None
 
 
+def _one_line(message: str) -> str:
+    """A tf_upgrade_v2 message without the escaped line breaks of the code it quotes."""
+    return message.replace('\\n', '').strip()
+
+
 def _parse_report(report: str, source_tree: pathlib.Path) -> Dict[str, List[Note]]:
     """Notes by relative path from the 'Detailed log' of a tf_upgrade_v2 report."""
     notes: Dict[str, List[Note]] = {}
@@ -106,7 +111,7 @@ def _parse_report(report: str, source_tree: pathlib.Path) -> Dict[str, List[Note
         entry = _ENTRY.match(text)
         if entry:
             current.append(Note(_KINDS[entry.group('level')], int(entry.group('line')),
-                                'tf_upgrade_v2: ' + entry.group('message').strip()))
+                                'tf_upgrade_v2: ' + _one_line(entry.group('message'))))
         elif text.strip() == _PARSE_FAILURE:
             current.append(Note(NOT_PORTED, 1, 'tf_upgrade_v2 could not parse this file'))
         elif text.strip() and not text.startswith('-') and current:
