@@ -6,10 +6,12 @@ and renamed over the old one; in place, the original goes first to the backup fo
 """
 
 import dataclasses
+import io
 import os
 import pathlib
 import shutil
 import tempfile
+import tokenize
 from typing import Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
@@ -140,14 +142,14 @@ def port_tree(source: str, destination: Optional[str] = None, backup: Optional[s
             raise PortError(f'{destination} exists and is not empty: give a new folder')
         if target == root or root in target.parents:
             raise PortError(f'{destination} is inside {source}: give a folder outside it')
-    sources = {}
+    sources, encodings = {}, {}
     problems = []
-    for relative in python_files(root, skip=(backup_root, target)):
+    relatives = list(python_files(root, skip=(backup_root, target)))
+    for relative in relatives:
         try:
-            sources[relative] = (root / relative).read_bytes().decode('utf-8')
-        except UnicodeDecodeError as error:
-            problems.append(f'{relative}: not UTF-8 text ({error.reason} at byte '
-                            f'{error.start}); not ported')
+            sources[relative], encodings[relative] = _read_source(root / relative)
+        except (UnicodeDecodeError, SyntaxError) as error:
+            problems.append(f'{relative}: {_decoding_problem(error)}; not ported')
     results, parse_problems = port_sources(sources, tf_upgrade)
     problems += parse_problems
     files = [FileReport(path, code != sources[path], notes)
@@ -159,14 +161,29 @@ def port_tree(source: str, destination: Optional[str] = None, backup: Optional[s
             raise PortError(f'the backup folder {backup_root} already holds {clashes[0]} (an '
                             'earlier port?): move it away or give --backup-dir')
     report = PortReport(str(root), str(target), str(backup_root) if not destination else '',
-                        len(sources), files, problems, dry_run)
+                        len(relatives), files, problems, dry_run)
     if not dry_run:
-        _write(root, target, backup_root if not destination else None, changed)
+        _write(root, target, backup_root if not destination else None,
+               {path: code.encode(encodings[path]) for path, code in changed.items()})
     return report
 
 
+def _read_source(path: pathlib.Path) -> Tuple[str, str]:
+    """(text, encoding) of a Python file: UTF-8, or what its coding declaration says (PEP 263);
+    written back in the same encoding."""
+    data = path.read_bytes()
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    return data.decode(encoding), encoding
+
+
+def _decoding_problem(error: Exception) -> str:
+    where = (f' ({error.reason} at byte {error.start})'
+             if isinstance(error, UnicodeDecodeError) else '')
+    return f'not UTF-8 text{where}, and no coding declaration (PEP 263) says what it is'
+
+
 def _write(root: pathlib.Path, target: pathlib.Path, backup: Optional[pathlib.Path],
-           changed: Dict[str, str]) -> None:
+           changed: Dict[str, bytes]) -> None:
     if target != root:
         shutil.copytree(root, target, symlinks=True, dirs_exist_ok=True)
     for relative, code in changed.items():
@@ -176,6 +193,6 @@ def _write(root: pathlib.Path, target: pathlib.Path, backup: Optional[pathlib.Pa
             shutil.copy2(path, backup / relative)
         with tempfile.NamedTemporaryFile('wb', dir=path.parent, prefix=f'.{path.name}.',
                                          delete=False) as temporary:
-            temporary.write(code.encode('utf-8'))
+            temporary.write(code)
         shutil.copymode(path, temporary.name)
         os.replace(temporary.name, path)
