@@ -16,6 +16,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
+from slimdata import progress
 from slimdata.port import upgrade_v2
 from slimdata.port.edits import NOT_PORTED, Note, run_pass
 from slimdata.port.entry import EntryPass
@@ -95,14 +96,18 @@ def port_sources(sources: Dict[str, str],
     staged: Dict[str, List[_Stage]] = {}
     results: Dict[str, Tuple[str, List[Note]]] = {}
     problems = []
-    for path, code in sources.items():
-        try:
-            staged[path] = _port_passes(code, report_unknown_contrib=not tf_upgrade)
-        except cst.ParserSyntaxError as error:
-            message = f'could not parse (Python 2 code?): {error.message}'
-            problems.append(f'{path}:{error.raw_line}: {message}')
-            results[path] = (code, [Note(NOT_PORTED, error.raw_line, message)])
+    with progress.Progress(len(sources), 'porting', unit='files', delay=1.0) as shown:
+        for path, code in sources.items():
+            try:
+                staged[path] = _port_passes(code, report_unknown_contrib=not tf_upgrade)
+            except cst.ParserSyntaxError as error:
+                message = f'could not parse (Python 2 code?): {error.message}'
+                problems.append(f'{path}:{error.raw_line}: {message}')
+                results[path] = (code, [Note(NOT_PORTED, error.raw_line, message)])
+            shown.update()
     if tf_upgrade:
+        progress.info(f"running TensorFlow's tf_upgrade_v2 ({tf_upgrade.lower()} mode) over "
+                      f'{len(staged)} files')
         latest = {path: stages[-1].code if stages else sources[path]
                   for path, stages in staged.items()}
         for path, (code, notes) in upgrade_v2.upgrade(latest, tf_upgrade).items():
