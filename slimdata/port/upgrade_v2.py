@@ -27,6 +27,8 @@ import sys
 import tempfile
 from typing import Dict, List, Tuple
 
+import libcst as cst
+
 from slimdata.port.edits import CHANGED, NOT_PORTED, TO_CHECK, Note
 from slimdata.port.names import resolve_v1
 
@@ -37,6 +39,7 @@ _ENTRY = re.compile(r'^(?P<line>\d+):(?P<column>\d+): (?P<level>INFO|WARNING|ERR
                     r'(?P<message>.*)$')
 _PARSE_FAILURE = 'ERROR: Failed to parse.'
 _DEPRECATED_MEMBER = re.compile(r'Using member tf\.(?P<member>[\w.]+) in deprecated module')
+_V1_ALIAS = re.compile(r'^import tensorflow\.compat\.v1 as (\w+)\s*$', re.MULTILINE)
 _PRIVATE_IMPORT = re.compile(r'^(\s*(?:from|import)\s+)tensorflow\.compat\.v1\.python\b',
                              re.MULTILINE)
 
@@ -77,11 +80,38 @@ def upgrade(sources: Dict[str, str], mode: str = 'SAFETY') -> Dict[str, Tuple[st
             new_code = output.read_text(encoding='utf-8') if output.exists() else code
             file_notes = notes.get(relative, [])
             if mode == 'SAFETY':
-                new_code = _PRIVATE_IMPORT.sub(r'\1tensorflow.python', new_code)
+                new_code = _simplify_compat(_PRIVATE_IMPORT.sub(r'\1tensorflow.python',
+                                                                new_code))
                 file_notes = [note for note in file_notes if not _works_in_v1(note)
                               and 'tensorflow.compat.v1.python' not in note.message]
             upgraded[relative] = (new_code, file_notes)
         return upgraded
+
+
+class _CompatSimplifier(cst.CSTTransformer):
+    """`tf.compat.v1.cond` -> `tf.cond` where `tf` is `tensorflow.compat.v1` (the same object:
+    compat.v1 holds compat.v1 again), as slimdata's passes spell it before SAFETY mode."""
+
+    def __init__(self, alias: str) -> None:
+        super().__init__()
+        self.alias = alias
+
+    def leave_Attribute(self, original: cst.Attribute,
+                        updated: cst.Attribute) -> cst.BaseExpression:
+        inner = updated.value
+        if (isinstance(inner, cst.Attribute) and inner.attr.value == 'v1'
+                and isinstance(inner.value, cst.Attribute) and inner.value.attr.value == 'compat'
+                and isinstance(inner.value.value, cst.Name)
+                and inner.value.value.value == self.alias):
+            return updated.with_changes(value=inner.value.value)
+        return updated
+
+
+def _simplify_compat(code: str) -> str:
+    alias = _V1_ALIAS.search(code)
+    if alias is None or f'{alias.group(1)}.compat.v1.' not in code:
+        return code
+    return cst.parse_module(code).visit(_CompatSimplifier(alias.group(1))).code
 
 
 def _works_in_v1(note: Note) -> bool:
