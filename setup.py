@@ -39,6 +39,8 @@ setup(
         'protobuf>=4.21',
         # The facade `from slimdata import slim` re-exports tf_slim's layers and training.
         'tf-slim>=1.1',
+        # `slimdata port` edits code through its concrete syntax tree (comments survive).
+        'libcst>=1.1',
     ],
     extras_require={
         **TENSORFLOW_EXTRAS,

@@ -14,12 +14,15 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 RECORDS = ROOT / 'slimdata' / 'records'
+PORT_FIXTURE = ROOT / 'tests' / 'port_fixture'
 TF_FREE_COMMANDS = ('count', 'verify', 'index')
 
 
 def _python_files():
     for folder in ('slimdata', 'datasets', 'train_examples', 'benchmarks', 'tests'):
-        yield from sorted((ROOT / folder).rglob('*.py'))
+        # tests/port_fixture holds old TF1 code on purpose: what `slimdata port` ports.
+        yield from sorted(path for path in (ROOT / folder).rglob('*.py')
+                          if PORT_FIXTURE not in path.parents)
 
 
 def _imported_modules(tree):

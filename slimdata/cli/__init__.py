@@ -9,6 +9,8 @@
     slimdata convert KIND SRC OUT     raw data -> sharded TFRecords + dataset_info.json
                                       (KIND: image-folder, mnist-idx, voc, voc-seg,
                                       cityscapes, ade20k; `slimdata convert KIND --help`)
+    slimdata port    SRC [DST]        port old TF-Slim / TF1 code (a copy, or in place with a
+                                      backup) and report every change and what is left
     slimdata patch-tf-slim install|uninstall|status
                                       a start-up hook that patches unedited tf_slim code
 
@@ -40,7 +42,7 @@ from slimdata.cli.common import CommandLineError
 
 #: The commands, in the order `slimdata --help` lists them; each is `slimdata.cli.<name>`
 #: (`patch_tf_slim` is the command `patch-tf-slim`).
-COMMANDS = ('count', 'verify', 'inspect', 'index', 'show', 'convert', 'patch_tf_slim')
+COMMANDS = ('count', 'verify', 'inspect', 'index', 'show', 'convert', 'port', 'patch_tf_slim')
 
 
 def build_parser(selected: Optional[str] = None) -> argparse.ArgumentParser:

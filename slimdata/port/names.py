@@ -1,0 +1,475 @@
+"""The names pass: contrib / tf_slim / private-op / tf.layers names to their successors.
+
+- imports and `NAME = tf.contrib.slim`-style aliases whose module moved are rewritten to import
+  the successor under the same name, so the rest of the file is left as it is;
+- other uses (`tf.contrib.layers.xavier_initializer()`) are rewritten in place and the
+  successor's module imported;
+- private `tensorflow.python` functions become their `tf.compat.v1` names, and the private
+  import goes once nothing uses it;
+- `tf.layers.<layer>(...)` calls become tf_slim layer calls, arguments translated.
+"""
+
+import functools
+from collections import Counter
+import importlib
+import importlib.util
+import types
+from typing import Dict, List, Optional, Set, Tuple, Union
+
+import libcst as cst
+from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
+
+from slimdata.port import rules
+from slimdata.port.edits import (CHANGED, NOT_PORTED, Note, PortTransformer, code_of, dotted,
+                                 import_statement, root_name, tensorflow_alias)
+
+_TF_LAYERS = 'tensorflow.layers.'
+
+
+@functools.lru_cache(maxsize=None)
+def is_module(name: str) -> bool:
+    """Whether `name` is an importable module (importing its parent packages to find out)."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError, AttributeError):
+        return False
+
+
+def module_of(name: str) -> str:
+    """The longest prefix of dotted `name` that is a module (what `import` needs for it)."""
+    parts = name.split('.')
+    for length in range(len(parts), 0, -1):
+        if is_module('.'.join(parts[:length])):
+            return '.'.join(parts[:length])
+    return parts[0]
+
+
+def importable(name: str) -> str:
+    """`name` spelled so that `from <parent> import <last>` works.
+
+    The facade `slimdata.slim` is a module, not a package: a name two levels under it is
+    imported from the data module of slimdata or the tf_slim package it stands for. A package
+    whose attribute hides its submodule of the same name (`tf_slim.training` is the module
+    `tf_slim.training.training` once tf_slim is imported) is spelled by the module that holds
+    the name.
+    """
+    parent, _, last = name.rpartition('.')
+    if not parent:
+        return name
+    if not is_module(parent) and name.startswith(rules.FACADE + '.'):
+        rest = name[len(rules.FACADE) + 1:].split('.')
+        if rest[0] == 'data':
+            rest = rest[1:]
+        package = 'slimdata' if rest[0] in rules.DATA_MODULES else 'tf_slim'
+        return '.'.join([package] + rest)
+    holder = _attribute_chain(parent)
+    if (holder is not None and getattr(holder, '__name__', parent) != parent
+            and hasattr(holder, last) and isinstance(holder, types.ModuleType)):
+        return f'{holder.__name__}.{last}'
+    return name
+
+
+@functools.lru_cache(maxsize=None)
+def _attribute_chain(dotted_name: str):
+    """What `dotted_name` is in code that imported its module: attribute by attribute from the
+    top-level package, as ported code looks it up; None if it is not there."""
+    module = module_of(dotted_name)
+    try:
+        target = importlib.import_module(module.split('.')[0])
+        importlib.import_module(module)
+    except ImportError:
+        return None
+    for part in dotted_name.split('.')[1:]:
+        target = getattr(target, part, None)
+        if target is None:
+            return None
+    return target
+
+
+def checked_successor(name: str) -> Optional[str]:
+    """The successor of old `name` by the rules, if it is really there (a module's rule covers
+    every name under it, and not every contrib name made it into tf_slim), else None."""
+    target = rules.successor(name)
+    return target if target is not None and _attribute_chain(target) is not None else None
+
+
+@functools.lru_cache(maxsize=None)
+def _tensorflow_v1():
+    import tensorflow as tf  # public API only; imported when a file uses private modules
+    return tf.compat.v1
+
+
+def resolve_v1(path: str):
+    """The object at dotted `path` under tf.compat.v1, or None."""
+    target = _tensorflow_v1()
+    for part in path.split('.'):
+        target = getattr(target, part, None)
+    return target
+
+
+def public_name(private: str) -> Optional[str]:
+    """The path under tf.compat.v1 of a private TensorFlow function, or None if none is known."""
+    candidates = []
+    if private in rules.PRIVATE_RENAMES:
+        candidates.append(rules.PRIVATE_RENAMES[private])
+    module, _, attr = private.rpartition('.')
+    candidates += [f'{space}.{attr}'.lstrip('.') for space in rules.PRIVATE_MODULES.get(module, ())]
+    return next((path for path in candidates if resolve_v1(path) is not None), None)
+
+
+class NamesPass(PortTransformer):
+    """Renames old contrib / tf_slim / private / tf.layers names (see the module docstring)."""
+
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ParentNodeProvider)
+
+    def __init__(self, report_unknown_contrib: bool = True, **_options) -> None:
+        super().__init__()
+        self.report_unknown_contrib = report_unknown_contrib
+        self.tf_alias = 'tf'
+        self.rebound: Set[str] = set()        # names whose import this pass rewrites
+        self.private_uses: Dict[str, int] = {}  # private module alias -> uses left as they are
+        self.private_imports: Dict[str, Tuple[str, int]] = {}  # alias -> (module, line)
+        self.name_uses: Counter = Counter()   # Name -> uses outside imports
+
+    # -- set-up ------------------------------------------------------------------------------
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.tf_alias = tensorflow_alias(node) or 'tf'
+        node.visit(_BindingScanner(self))
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        unused = {alias for alias, left in self.private_uses.items() if left == 0}
+        for alias in sorted(unused):
+            module, line = self.private_imports[alias]
+            self.notes.append(Note(CHANGED, line, f'removed the import of {module} (no use left)'))
+        return updated.visit(_PrivateImportRemover(unused)) if unused else updated
+
+    def tf_name(self, path: str) -> cst.BaseExpression:
+        if self.tf_alias == 'tf':
+            self.need_import('import tensorflow as tf')
+        return dotted(f'{self.tf_alias}.{path}')
+
+    # -- imports -----------------------------------------------------------------------------
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
+                                  updated: cst.SimpleStatementLine):
+        if len(original.body) != 1:
+            return updated
+        statement = original.body[0]
+        if isinstance(statement, cst.ImportFrom):
+            new_lines = self._port_import_from(statement)
+        elif isinstance(statement, cst.Import):
+            new_lines = self._port_import(statement)
+        elif isinstance(statement, cst.Assign):
+            new_lines = self._port_alias_assignment(original, statement)
+        else:
+            return updated
+        if new_lines is None:
+            return updated
+        if not new_lines:
+            return cst.RemovalSentinel.REMOVE
+        lines = [cst.parse_statement(line + '\n') for line in new_lines]
+        lines[0] = lines[0].with_changes(leading_lines=original.leading_lines)
+        lines[-1] = lines[-1].with_changes(trailing_whitespace=original.trailing_whitespace)
+        return cst.FlattenSentinel(lines)
+
+    def _port_import_from(self, statement: cst.ImportFrom) -> Optional[List[str]]:
+        if statement.relative or statement.module is None or isinstance(statement.names,
+                                                                          cst.ImportStar):
+            return None
+        module = code_of(statement.module)
+        kept, new_lines = [], []
+        for alias in statement.names:
+            name = code_of(alias.name)
+            bound = alias.asname.name.value if alias.asname else name
+            target = checked_successor(f'{module}.{name}')
+            if target is None:
+                if not self._drop_unused_import(statement, f'{module}.{name}', bound):
+                    kept.append(alias)
+                continue
+            parent, _, last = importable(target).rpartition('.')
+            new_lines.append(import_statement(parent, last, bound))
+            self.note(CHANGED, statement, f'{module}.{name} -> {target}')
+        if len(kept) == len(statement.names):
+            return None
+        if kept:
+            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            new_lines.insert(0, code_of(statement.with_changes(names=kept)).strip())
+        return new_lines
+
+    def _port_import(self, statement: cst.Import) -> Optional[List[str]]:
+        kept, new_lines = [], []
+        for alias in statement.names:
+            name = code_of(alias.name)
+            target = checked_successor(name)
+            bound = alias.asname.name.value if alias.asname else name.split('.')[0]
+            if target is None:
+                if not self._drop_unused_import(statement, name, bound):
+                    kept.append(alias)
+                continue
+            self.note(CHANGED, statement, f'{name} -> {target}')
+            if alias.asname is None and '.' in name:
+                # `import a.b.c` binds `a`; the uses of a.b.c are renamed where they are.
+                new_lines.append(f'import {name.split(".")[0]}')
+                continue
+            parent, _, last = importable(target).rpartition('.')
+            bound = alias.asname.name.value if alias.asname else name
+            new_lines.append(import_statement(parent, last, bound))
+        if len(kept) == len(statement.names):
+            return None
+        if kept:
+            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            new_lines.insert(0, code_of(statement.with_changes(names=kept)).strip())
+        return list(dict.fromkeys(new_lines))
+
+    def _drop_unused_import(self, statement: cst.CSTNode, name: str, bound: str) -> bool:
+        """Whether to drop the import of contrib `name` (no successor): when nothing uses it.
+
+        Reports it as not ported when something does.
+        """
+        if not name.startswith('tensorflow.contrib'):
+            return False
+        if self.name_uses[bound] == 0:
+            self.note(CHANGED, statement, f'removed the import of {name}: no successor, and '
+                                          'nothing in the file uses it')
+            return True
+        self.note(NOT_PORTED, statement, f'{name}: {rules.unportable_reason(name)}')
+        return False
+
+    def _port_alias_assignment(self, line: cst.SimpleStatementLine,
+                               statement: cst.Assign) -> Optional[List[str]]:
+        """`slim = tf.contrib.slim` at module level -> `from slimdata import slim` (any name
+        with a successor: `arg_scope = tf.contrib.framework.arg_scope` -> an import too)."""
+        target = self._alias_target(statement.value)
+        if target is None:
+            return None
+        parent, _, last = importable(target).rpartition('.')
+        bound = statement.targets[0].target.value
+        self.note(CHANGED, line, f'{code_of(statement.value)} -> {target}')
+        return [import_statement(parent, last, bound)]
+
+    def _alias_target(self, value: cst.BaseExpression) -> Optional[str]:
+        """The successor of what `value` names if it is all of a module-level `NAME = value`."""
+        assign = self.get_metadata(ParentNodeProvider, value)
+        if not (isinstance(assign, cst.Assign) and assign.value is value
+                and isinstance(value, cst.Attribute) and len(assign.targets) == 1
+                and isinstance(assign.targets[0].target, cst.Name)):
+            return None
+        line = self.get_metadata(ParentNodeProvider, assign)
+        if (not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1
+                or not isinstance(self.get_metadata(ParentNodeProvider, line), cst.Module)):
+            return None
+        name = self.qualified_name(value)
+        target = checked_successor(name) if name else None
+        root = root_name(value)
+        if target is None or root is None or root.value in self.rebound or '.' not in target:
+            return None
+        return target
+
+    # -- names in expressions -------------------------------------------------------------------
+
+    def leave_Attribute(self, original: cst.Attribute,
+                        updated: cst.Attribute) -> cst.BaseExpression:
+        root = root_name(original)
+        name = self.qualified_name(original)
+        if root is None or name is None:
+            return updated
+        if isinstance(original.value, cst.Name) and root.value in self.private_uses:
+            return self._port_private(original, updated, name, root.value)
+        parent = self.get_metadata(ParentNodeProvider, original)
+        if isinstance(parent, cst.Attribute) and parent.value is original:
+            return updated  # the outermost attribute of the chain decides
+        if (root.value in self.rebound or name.startswith(_TF_LAYERS)
+                or self._alias_target(original) is not None):
+            return updated
+        target = checked_successor(name)
+        if target is None:
+            self._report_unportable_use(original, name)
+            return updated
+        module = module_of(target)
+        self.need_import(f'import {module}')
+        self.note(CHANGED, original, f'{code_of(original)} -> {target}')
+        return dotted(target)
+
+    def _report_unportable_use(self, node: cst.CSTNode, name: str) -> None:
+        if not name.startswith('tensorflow.contrib'):
+            return
+        missing = rules.successor(name)
+        reason = (f'{missing} (its successor by the rules) is not in the installed tf_slim / '
+                  'TensorFlow' if missing else rules.unportable_reason(name))
+        generic = reason == rules.UNPORTABLE['tensorflow.contrib']
+        if missing or not generic or self.report_unknown_contrib:
+            self.note(NOT_PORTED, node, f'{name}: {reason}')
+
+    def _port_private(self, original: cst.Attribute, updated: cst.Attribute, name: str,
+                      alias: str) -> cst.BaseExpression:
+        path = public_name(name)
+        if path is None:
+            self.private_uses[alias] += 1
+            self.note(NOT_PORTED, original, f'{name}: {rules.UNPORTABLE["tensorflow.python"]}')
+            return updated
+        self.note(CHANGED, original, f'{code_of(original)} -> tf.compat.v1.{path}')
+        return self.tf_name(f'compat.v1.{path}')
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        if original.value in self.private_uses:
+            parent = self.get_metadata(ParentNodeProvider, original)
+            in_attribute = isinstance(parent, cst.Attribute) and (parent.value is original
+                                                                  or parent.attr is original)
+            if not in_attribute and not self._in_import(original):
+                self.private_uses[original.value] += 1
+        return updated
+
+    def _in_import(self, node: cst.CSTNode) -> bool:
+        while node is not None and not isinstance(node, cst.BaseStatement):
+            if isinstance(node, (cst.Import, cst.ImportFrom)):
+                return True
+            node = self.get_metadata(ParentNodeProvider, node, None)
+        return False
+
+    # -- tf.layers ---------------------------------------------------------------------------
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        name = self.qualified_name(original.func)
+        if not name or not name.startswith(_TF_LAYERS):
+            return updated
+        layer = name[len(_TF_LAYERS):]
+        port = rules.TF_LAYERS.get(layer)
+        arguments = _layer_arguments(port, original.args) if port else None
+        if arguments is None:
+            self.note(NOT_PORTED, original, f'tf.layers.{layer}: {rules.TF_LAYERS_UNPORTABLE}')
+            return updated
+        self.need_import('import tf_slim')
+        self.note(CHANGED, original, f'tf.layers.{layer}(...) -> {port.target}(...)')
+        return updated.with_changes(func=dotted(port.target), args=arguments)
+
+
+def _layer_arguments(port: rules.LayerPort,
+                     arguments: Union[List[cst.Arg], tuple]) -> Optional[List[cst.Arg]]:
+    """The tf_slim call's arguments for a tf.layers call's, or None if one cannot be mapped."""
+    new: List[cst.Arg] = []
+    given = set()
+    for index, argument in enumerate(arguments):
+        if argument.star:
+            return None
+        keyword = argument.keyword.value if argument.keyword else (
+            port.parameters[index] if index < len(port.parameters) else None)
+        if keyword == port.parameters[0]:
+            new.append(argument.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT))
+            continue
+        mapped = _map_argument(port, keyword, argument.value)
+        if mapped is None:
+            return None
+        if mapped is _DROP:
+            continue
+        new_keyword, value = mapped
+        given.add(new_keyword)
+        new.append(cst.Arg(value=value, keyword=cst.Name(new_keyword), equal=_EQUAL,
+                           comma=argument.comma,
+                           whitespace_after_arg=argument.whitespace_after_arg))
+    for keyword, code in port.defaults.items():
+        if keyword not in given:
+            new.append(cst.Arg(value=cst.parse_expression(code), keyword=cst.Name(keyword),
+                               equal=_EQUAL))
+    last = len(new) - 1
+    return [argument.with_changes(comma=cst.MaybeSentinel.DEFAULT) if index == last
+            else argument if isinstance(argument.comma, cst.Comma)
+            else argument.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(' ')))
+            for index, argument in enumerate(new)]
+
+
+_DROP = object()
+_EQUAL = cst.AssignEqual(cst.SimpleWhitespace(''), cst.SimpleWhitespace(''))
+
+
+def _map_argument(port: rules.LayerPort, keyword: Optional[str], value: cst.BaseExpression):
+    """(new keyword, new value) for one old argument, _DROP, or None if it cannot be mapped."""
+    if keyword == 'use_bias':
+        literal = code_of(value)
+        if literal == 'True':
+            return _DROP
+        return ('biases_initializer', cst.Name('None')) if literal == 'False' else None
+    if keyword == 'kernel_initializer' and code_of(value) == 'None':
+        return _DROP
+    rename = port.renames.get(keyword) if keyword else None
+    if rename is None:
+        return None
+    new_keyword, _, template = rename.partition(':')
+    if keyword in port.values:
+        if not isinstance(value, cst.SimpleString):
+            return None
+        literal = port.values[keyword].get(value.evaluated_value)
+        if literal is None:
+            return None
+        value = cst.SimpleString(repr(literal))
+    elif template:
+        simple = isinstance(value, (cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.Call))
+        value = cst.parse_expression(
+            template.format(code_of(value) if simple else f'({code_of(value)})'))
+    return new_keyword, value
+
+
+class _BindingScanner(cst.CSTVisitor):
+    """Finds the names whose import the pass rewrites, and the aliases of private modules."""
+
+    def __init__(self, names_pass: NamesPass) -> None:
+        super().__init__()
+        self.names_pass = names_pass
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            name = code_of(alias.name)
+            bound = alias.asname.name.value if alias.asname else name.split('.')[0]
+            self._bind(node, name, bound, rewritten=alias.asname is not None or '.' not in name)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        module = code_of(node.module)
+        for alias in node.names:
+            name = code_of(alias.name)
+            self._bind(node, f'{module}.{name}',
+                       alias.asname.name.value if alias.asname else name, rewritten=True)
+
+    def _bind(self, node: cst.CSTNode, name: str, bound: str, rewritten: bool) -> None:
+        if rewritten and checked_successor(name) is not None:
+            self.names_pass.rebound.add(bound)
+        elif name in rules.PRIVATE_MODULES:
+            self.names_pass.private_uses.setdefault(bound, 0)
+            self.names_pass.private_imports[bound] = (name, self.names_pass.line_of(node))
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> bool:
+        return False  # the names an import binds are not uses
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names_pass.name_uses[node.value] += 1
+
+
+class _PrivateImportRemover(cst.CSTTransformer):
+    """Removes the imports of private modules that nothing uses any more."""
+
+    def __init__(self, unused: Set[str]) -> None:
+        super().__init__()
+        self.unused = unused
+
+    def _keep(self, alias: cst.ImportAlias) -> bool:
+        bound = alias.asname.name.value if alias.asname else code_of(alias.name)
+        return bound not in self.unused
+
+    def leave_Import(self, original: cst.Import, updated: cst.Import):
+        return self._filter(updated)
+
+    def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):
+        module = code_of(updated.module) if updated.module else ''
+        if not module.startswith('tensorflow.python') or isinstance(updated.names, cst.ImportStar):
+            return updated
+        return self._filter(updated)
+
+    def _filter(self, node: Union[cst.Import, cst.ImportFrom]):
+        names = [alias for alias in node.names if self._keep(alias)]
+        if len(names) == len(node.names):
+            return node
+        if not names:
+            return cst.RemoveFromParent()
+        names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return node.with_changes(names=names)

@@ -1,0 +1,80 @@
+"""The report of `slimdata port`: every change and every line not ported, by file and line.
+
+Passes number lines in the code they were given; `line_map` carries those numbers through the
+later passes' edits, so that the report names lines of the ported file.
+"""
+
+import dataclasses
+import difflib
+from typing import Callable, Dict, List
+
+from slimdata.port.edits import CHANGED, NOT_PORTED, TO_CHECK, Note
+
+_ORDER = {CHANGED: 0, NOT_PORTED: 1, TO_CHECK: 2}
+
+
+def line_map(before: str, after: str) -> Callable[[int], int]:
+    """Maps a line number of `before` to the line of `after` it became (1-based)."""
+    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(),
+                                      autojunk=False)
+    mapping: Dict[int, int] = {}
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        for i in range(i1, i2):
+            if tag == 'equal':
+                mapping[i] = j1 + (i - i1)
+            else:  # replaced or deleted: the first line of what replaced it
+                mapping[i] = min(j1 + (i - i1), max(j2 - 1, j1))
+    return lambda line: mapping.get(line - 1, line - 1) + 1
+
+
+@dataclasses.dataclass
+class FileReport:
+    """What happened to one file: `notes` name lines of the ported file."""
+    path: str
+    changed: bool
+    notes: List[Note]
+
+
+@dataclasses.dataclass
+class PortReport:
+    """What `slimdata port` did to a tree."""
+    source: str
+    destination: str
+    backup: str
+    files_scanned: int
+    files: List[FileReport]
+    problems: List[str]
+    dry_run: bool = False
+
+    def count(self, kind: str) -> int:
+        return sum(1 for file in self.files for note in file.notes if note.kind == kind)
+
+    @property
+    def changed_files(self) -> List[FileReport]:
+        return [file for file in self.files if file.changed]
+
+    def format(self) -> str:
+        """The report as text: a summary, then per file its notes, then what was not ported."""
+        where = ('(dry run: nothing written)' if self.dry_run
+                 else f'-> {self.destination}' if self.destination != self.source
+                 else f'in place (originals in {self.backup})')
+        lines = [f'slimdata port {self.source} {where}',
+                 f'{self.files_scanned} Python files, {len(self.changed_files)} changed: '
+                 f'{self.count(CHANGED)} changes, {self.count(NOT_PORTED)} lines not ported, '
+                 f'{self.count(TO_CHECK)} to check (line numbers of the ported files)']
+        for file in self.files:
+            lines.append('')
+            lines.append(f'{file.path}' + ('' if file.changed else ' (unchanged)'))
+            for note in sorted(file.notes, key=lambda note: (note.line, _ORDER[note.kind])):
+                lines.append(f'  {note.line:>5}  {note.kind:<10}  {note.message}')
+        not_ported = [(file.path, note) for file in self.files for note in file.notes
+                      if note.kind == NOT_PORTED]
+        if not_ported:
+            lines += ['', 'Not ported (edit these by hand):']
+            lines += [f'  {path}:{note.line}: {note.message}' for path, note in not_ported]
+        if self.problems:
+            lines += ['', 'Problems:'] + [f'  {problem}' for problem in self.problems]
+        return '\n'.join(lines) + '\n'
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
