@@ -16,6 +16,7 @@ venv is never written. A control run without any patch shows that each program n
 import os
 import re
 import subprocess
+import tempfile
 import sys
 from pathlib import Path
 
@@ -43,9 +44,13 @@ HOOK_COMMAND = ['-m', 'slimdata', 'patch-tf-slim']
 
 
 def run(python, *args, cwd=None, check=True):
-    result = subprocess.run([str(python), *map(str, args)], cwd=cwd, capture_output=True,
-                            text=True, timeout=600,
-                            env={**os.environ, 'TF_CPP_MIN_LOG_LEVEL': '2'})
+    # tf_slim's own tests make temporary folders they never remove: give them a TMPDIR that
+    # goes when the run ends.
+    with tempfile.TemporaryDirectory(prefix='slimdata-test-tmp-') as temporary:
+        result = subprocess.run([str(python), *map(str, args)], cwd=cwd, capture_output=True,
+                                text=True, timeout=600,
+                                env={**os.environ, 'TF_CPP_MIN_LOG_LEVEL': '2',
+                                     'TMPDIR': temporary})
     if check and result.returncode != 0:
         raise AssertionError(f'{args} exited with {result.returncode}:\n'
                              f'{result.stdout[-3000:]}\n{result.stderr[-5000:]}')
