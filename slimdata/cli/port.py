@@ -19,7 +19,7 @@ def register(commands: argparse._SubParsersAction, selected: bool) -> None:
     parser = common.command_parser(
         commands, 'port', 'port old TF-Slim / TF1 code to slimdata and TensorFlow 2 (a copy, '
                           'or in place with a backup)',
-        __doc__.split('\n\n', 1)[1],
+        __doc__,
         examples=['slimdata port SSD-Tensorflow/ SSD-Tensorflow-tf2/',
                   'slimdata port my_repo/ --dry-run',
                   'slimdata port my_repo/ --backup-dir /tmp/my_repo.originals'])
