@@ -29,7 +29,10 @@ taken from file names must be UTF-8 (they are stored as text); other names may b
 The train/validation split is a seeded shuffle of the sorted file list: the same files and
 seed give the same split on any machine.
 
-Descriptors: `get_split(name, split, dataset_dir)` for 'mnist', 'cifar10', 'flowers' (with
+CIFAR-10 and CIFAR-100's pickle batches have their converter in `slimdata.datasets.cifar`.
+
+Descriptors: `get_split(name, split, dataset_dir)` for 'mnist', 'cifar10', 'cifar100',
+'flowers' (with
 slim's published sizes and label names as fallbacks) and 'image_folder' (anything converted
 by `convert_image_folder`; sizes and labels only from its `dataset_info.json`). Items: `image`
 and `label`.
@@ -67,6 +70,19 @@ _ITEMS_TO_DESCRIPTIONS = {
 MNIST_FILE_PREFIXES = {'train': 'train', 'test': 't10k'}
 _IDX_IMAGES_MAGIC = 2051  # 0x00000803: unsigned bytes, 3 dimensions
 _IDX_LABELS_MAGIC = 2049  # 0x00000801: unsigned bytes, 1 dimension
+_CIFAR100_NAMES = (
+    'apple', 'aquarium_fish', 'baby', 'bear', 'beaver', 'bed', 'bee', 'beetle', 'bicycle',
+    'bottle', 'bowl', 'boy', 'bridge', 'bus', 'butterfly', 'camel', 'can', 'castle',
+    'caterpillar', 'cattle', 'chair', 'chimpanzee', 'clock', 'cloud', 'cockroach', 'couch',
+    'crab', 'crocodile', 'cup', 'dinosaur', 'dolphin', 'elephant', 'flatfish', 'forest', 'fox',
+    'girl', 'hamster', 'house', 'kangaroo', 'keyboard', 'lamp', 'lawn_mower', 'leopard', 'lion',
+    'lizard', 'lobster', 'man', 'maple_tree', 'motorcycle', 'mountain', 'mouse', 'mushroom',
+    'oak_tree', 'orange', 'orchid', 'otter', 'palm_tree', 'pear', 'pickup_truck', 'pine_tree',
+    'plain', 'plate', 'poppy', 'porcupine', 'possum', 'rabbit', 'raccoon', 'ray', 'road',
+    'rocket', 'rose', 'sea', 'seal', 'shark', 'shrew', 'skunk', 'skyscraper', 'snail', 'snake',
+    'spider', 'squirrel', 'streetcar', 'sunflower', 'sweet_pepper', 'table', 'tank',
+    'telephone', 'television', 'tiger', 'tractor', 'train', 'trout', 'tulip', 'turtle',
+    'wardrobe', 'whale', 'willow_tree', 'wolf', 'woman', 'worm')
 _MNIST_NAMES = ('zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight',
                 'nine')
 
@@ -95,6 +111,10 @@ PUBLISHED_DATASETS = {
         labels_to_names=dict(enumerate(('airplane', 'automobile', 'bird', 'cat', 'deer', 'dog',
                                         'frog', 'horse', 'ship', 'truck'))),
         image_shape=(32, 32, 3)),
+    # The 100 fine labels; records of the 20 coarse ones have them in dataset_info.json.
+    'cifar100': ClassificationDatasetInfo(
+        splits_to_sizes={'train': 50000, 'test': 10000},
+        labels_to_names=dict(enumerate(_CIFAR100_NAMES)), image_shape=(32, 32, 3)),
     'flowers': ClassificationDatasetInfo(
         splits_to_sizes={'train': 3320, 'validation': 350},
         labels_to_names=dict(enumerate(('daisy', 'dandelion', 'roses', 'sunflowers',
@@ -136,7 +156,7 @@ def get_split(dataset_name: str, split_name: str, dataset_dir: str,
     """The Dataset of one split of a classification dataset.
 
     Args:
-      dataset_name: 'mnist', 'cifar10', 'flowers' or 'image_folder'.
+      dataset_name: 'mnist', 'cifar10', 'cifar100', 'flowers' or 'image_folder'.
       split_name: e.g. 'train', 'validation', 'test'.
       dataset_dir: the folder of the shards.
       file_pattern: a pattern with one `%s` for the split; defaults to `%s-*.tfrecord`. For
@@ -521,7 +541,7 @@ def convert_image_folder(src: str, output_dir: str, layout: str = 'class_folders
                'validation_ratio': validation_ratio, 'seed': seed,
                'on_non_image': on_non_image, **policy.options()}
     splits = {'train': train, 'validation': validation}
-    summaries = _write_splits(
+    summaries = write_splits(
         IMAGE_FOLDER, splits, functools.partial(encode_image_file, policy=policy), output_dir,
         num_shards, workers, listing.labels_to_names, options, _image_path, overwrite,
         beam_options, extra={'layout': layout})
@@ -566,7 +586,7 @@ def convert_mnist_idx(src_dir: str, output_dir: str, validation_ratio: float = 0
                                                              seed)
     options = {'converter': 'mnist-idx', 'validation_ratio': validation_ratio, 'seed': seed,
                **policy.options()}
-    return _write_splits('mnist', {'train': train, 'validation': validation,
+    return write_splits('mnist', {'train': train, 'validation': validation,
                                    'test': convert_utils.deterministic_shuffle(test_pairs, seed)},
                          encode_pixels, output_dir, num_shards, workers,
                          PUBLISHED_DATASETS['mnist'].labels_to_names, options,
@@ -577,7 +597,7 @@ def _image_path(item: Tuple[str, int]) -> List[str]:
     return [item[0]]
 
 
-def _write_splits(dataset_name: str, splits: Mapping[str, List[Any]],
+def write_splits(dataset_name: str, splits: Mapping[str, List[Any]],
                   encode: Callable[[Any], bytes], output_dir: str, num_shards: int,
                   workers: int, labels_to_names: Mapping[int, str], options: Mapping[str, Any],
                   files_of: Callable[[Any], Sequence[str]], overwrite: bool,
@@ -621,7 +641,7 @@ def add_image_folder_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_image_folder(args: argparse.Namespace) -> Dict[str, WriteSummary]:
     """Runs `convert_image_folder` with the parsed options, printing the summaries."""
-    return _print_summaries(convert_image_folder(
+    return convert_utils.print_summaries(convert_image_folder(
         args.src, args.output_dir, layout=args.layout, validation_ratio=args.validation_ratio,
         seed=args.seed, num_shards=args.num_shards, workers=args.workers,
         on_non_image='skip' if args.skip_non_images else 'error', overwrite=args.overwrite,
@@ -645,14 +665,8 @@ def add_mnist_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_mnist(args: argparse.Namespace) -> Dict[str, WriteSummary]:
     """Runs `convert_mnist_idx` with the parsed options, printing the summaries."""
-    return _print_summaries(convert_mnist_idx(
+    return convert_utils.print_summaries(convert_mnist_idx(
         args.src, args.output_dir, validation_ratio=args.validation_ratio, seed=args.seed,
         num_shards=args.num_shards, workers=args.workers, overwrite=args.overwrite,
         beam_options=convert_utils.beam_options_from_args(args),
         **convert_utils.source_options_from_args(args)))
-
-
-def _print_summaries(summaries: Dict[str, WriteSummary]) -> Dict[str, WriteSummary]:
-    for summary in summaries.values():
-        print(summary.format())
-    return summaries

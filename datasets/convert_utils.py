@@ -24,6 +24,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, TypeVar
 import numpy as np
 from PIL import Image
 
+from slimdata import progress
 from slimdata.cli import common as arguments
 from slimdata.records import fs, images
 
@@ -128,7 +129,8 @@ def name_bytes(name: str) -> bytes:
 
 
 def encode_png(pixels: np.ndarray) -> bytes:
-    """Encodes a uint8 array, [height, width] or [height, width, 1], as a grayscale PNG.
+    """Encodes a uint8 array as a PNG: [height, width] or [height, width, 1] grayscale,
+    [height, width, 3] RGB.
 
     Pillow's PNG encoder with fixed settings is deterministic, so the same pixels always give
     the same bytes (converters are byte-reproducible).
@@ -136,7 +138,9 @@ def encode_png(pixels: np.ndarray) -> bytes:
     if pixels.dtype != np.uint8:
         raise ValueError(f'encode_png expects uint8 pixels, got {pixels.dtype}')
     buffer = io.BytesIO()
-    Image.fromarray(pixels.reshape(pixels.shape[:2])).save(buffer, format='PNG')
+    rgb = pixels.ndim == 3 and pixels.shape[2] == 3
+    Image.fromarray(pixels if rgb else pixels.reshape(pixels.shape[:2])).save(buffer,
+                                                                               format='PNG')
     return buffer.getvalue()
 
 
@@ -223,3 +227,10 @@ def add_writer_arguments(parser: argparse.ArgumentParser, default_num_shards: in
     parser.add_argument('--max-image-pixels', type=arguments.positive_int,
                         default=images.DEFAULT_MAX_PIXELS,
                         help='refuse images with more pixels than this (default: %(default)s)')
+
+
+def print_summaries(summaries: Dict[str, Any]) -> Dict[str, Any]:
+    """Prints each split's WriteSummary as the command's result; returns `summaries`."""
+    for summary in summaries.values():
+        progress.result(summary.format())
+    return summaries

@@ -23,6 +23,7 @@ def _voc_year(year: str) -> Callable[..., Dataset]:
 DATASETS_MAP: Dict[str, Callable[..., Dataset]] = {
     'mnist': _by_name(classification, 'mnist'),
     'cifar10': _by_name(classification, 'cifar10'),
+    'cifar100': _by_name(classification, 'cifar100'),
     'flowers': _by_name(classification, 'flowers'),
     'image_folder': _by_name(classification, 'image_folder'),
     'pascalvoc_2007': _voc_year('2007'),

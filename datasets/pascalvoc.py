@@ -569,5 +569,5 @@ def run_convert(args: argparse.Namespace) -> WriteSummary:
                       on_bad_box=args.on_bad_box, overwrite=args.overwrite,
                       beam_options=convert_utils.beam_options_from_args(args),
                       **convert_utils.source_options_from_args(args))
-    print(summary.format())
+    progress.result(summary.format())
     return summary

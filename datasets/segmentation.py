@@ -615,7 +615,7 @@ def add_voc_seg_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_voc_seg(args: argparse.Namespace) -> Dict[str, WriteSummary]:
     """Runs `convert_voc_seg` for `args.splits`, printing what it did."""
-    return _print_summaries(convert_voc_seg(
+    return convert_utils.print_summaries(convert_voc_seg(
         args.src, args.output_dir, args.splits, label_dir=args.label_dir,
         num_classes=args.num_classes, ignore_label=args.ignore_label,
         **_common_options(args)))
@@ -635,7 +635,7 @@ def add_cityscapes_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_cityscapes(args: argparse.Namespace) -> Dict[str, WriteSummary]:
     """Runs `convert_cityscapes` for `args.splits`, printing what it did."""
-    return _print_summaries(convert_cityscapes(args.src, args.output_dir, args.splits,
+    return convert_utils.print_summaries(convert_cityscapes(args.src, args.output_dir, args.splits,
                                                **_common_options(args)))
 
 
@@ -652,7 +652,7 @@ def add_ade20k_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_ade20k(args: argparse.Namespace) -> Dict[str, WriteSummary]:
     """Runs `convert_ade20k` for `args.splits`, printing what it did."""
-    return _print_summaries(convert_ade20k(args.src, args.output_dir, args.splits,
+    return convert_utils.print_summaries(convert_ade20k(args.src, args.output_dir, args.splits,
                                            **_common_options(args)))
 
 
@@ -662,9 +662,3 @@ def _common_options(args: argparse.Namespace) -> Dict[str, Any]:
             'workers': args.workers, 'seed': args.seed, 'overwrite': args.overwrite,
             'beam_options': convert_utils.beam_options_from_args(args),
             **convert_utils.source_options_from_args(args)}
-
-
-def _print_summaries(summaries: Dict[str, WriteSummary]) -> Dict[str, WriteSummary]:
-    for summary in summaries.values():
-        print(summary.format())
-    return summaries

@@ -11,7 +11,8 @@ from slimdata.datasets import dataset_factory
 # has no dataset_info.json.
 PUBLISHED = [
     ('mnist', 'train', 60000, 10), ('mnist', 'test', 10000, 10),
-    ('cifar10', 'train', 50000, 10), ('flowers', 'validation', 350, 5),
+    ('cifar10', 'train', 50000, 10), ('cifar100', 'test', 10000, 100),
+    ('flowers', 'validation', 350, 5),
     ('pascalvoc_2007', 'train', 5011, 21), ('pascalvoc_2007', 'test', 4952, 21),
     ('pascalvoc_2012', 'train', 17125, 21),
     ('pascal_voc_seg', 'train_aug', 10582, 21), ('pascal_voc_seg', 'val', 1449, 21),

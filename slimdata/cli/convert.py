@@ -33,6 +33,14 @@ CONVERTERS: Dict[str, Converter] = {
         'classification', 'add_mnist_arguments', 'run_mnist',
         "MNIST's idx files (.gz or not) -> slim classification records",
         'slimdata convert mnist-idx mnist_idx/ out/mnist'),
+    'cifar10': Converter(
+        'cifar', 'add_cifar10_arguments', 'run_cifar10',
+        "CIFAR-10's python pickle batches -> slim classification records",
+        'slimdata convert cifar10 cifar-10-batches-py/ out/cifar10'),
+    'cifar100': Converter(
+        'cifar', 'add_cifar100_arguments', 'run_cifar100',
+        "CIFAR-100's python pickle batches -> slim classification records",
+        'slimdata convert cifar100 cifar-100-python/ out/cifar100 --label-mode fine'),
     'voc': Converter(
         'pascalvoc', 'add_convert_arguments', 'run_convert',
         "a Pascal VOC 2007/2012 split -> detection records (SSD-Tensorflow's layout)",

@@ -1,4 +1,4 @@
-"""`slimdata port SRC [DST]`: ports a repository of old TF-Slim / TF1 code (see slimdata.port).
+"""Ports a repository of old TF-Slim / TF1 code: `slimdata port SRC [DST]` (see slimdata.port).
 
 With DST, the tree is copied there and the copy ported; without, SRC is ported in place and
 the original of every changed file saved in a backup folder first. Ends with the report: every
