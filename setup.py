@@ -44,7 +44,8 @@ setup(
     ],
     extras_require={
         **TENSORFLOW_EXTRAS,
-        'dev': ['pytest>=7', 'pytest-xdist>=3', 'hypothesis>=6', 'tfrecord>=1.14', 'ruff>=0.6'],
+        'dev': ['pytest>=7', 'pytest-xdist>=3', 'hypothesis>=6', 'tfrecord>=1.14', 'ruff>=0.6',
+                'mypy>=1.10'],
         # Conversion on Apache Beam runners (slimdata convert ... --runner DataflowRunner).
         'beam': ['apache-beam>=2.60'],
     },

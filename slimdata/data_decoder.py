@@ -15,13 +15,14 @@ Same interface as `tf_slim.data.data_decoder.DataDecoder`.
 """
 
 import abc
+from typing import Any, List, Optional, Sequence
 
 
 class DataDecoder(abc.ABC):
     """An abstract class which is used to decode data for a provider."""
 
     @abc.abstractmethod
-    def decode(self, data, items):
+    def decode(self, data: Any, items: Optional[Sequence[str]]) -> List[Any]:
         """Decodes the data to return the tensors specified by the list of items.
 
         Args:
@@ -36,5 +37,5 @@ class DataDecoder(abc.ABC):
         """
 
     @abc.abstractmethod
-    def list_items(self):
+    def list_items(self) -> List[str]:
         """Returns the list of item names that the decoder can decode."""

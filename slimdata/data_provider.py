@@ -10,6 +10,9 @@ Same interface as `tf_slim.data.data_provider.DataProvider`; `list_items` return
 """
 
 import abc
+from typing import List, Mapping, Optional, Sequence
+
+from slimdata.types import TensorLike
 
 
 class DataProvider(abc.ABC):  # noqa: B024 (tf_slim's has no abstract method either)
@@ -19,7 +22,8 @@ class DataProvider(abc.ABC):  # noqa: B024 (tf_slim's has no abstract method eit
     the data nor the mechanism for providing it.
     """
 
-    def __init__(self, items_to_tensors, num_samples):
+    def __init__(self, items_to_tensors: Mapping[str, TensorLike],
+                 num_samples: Optional[int]):
         """Constructs the DataProvider.
 
         Args:
@@ -29,7 +33,7 @@ class DataProvider(abc.ABC):  # noqa: B024 (tf_slim's has no abstract method eit
         self._items_to_tensors = items_to_tensors
         self._num_samples = num_samples
 
-    def get(self, items):
+    def get(self, items: Sequence[str]) -> List[TensorLike]:
         """Returns a list of tensors specified by the given list of items.
 
         Args:
@@ -44,11 +48,11 @@ class DataProvider(abc.ABC):  # noqa: B024 (tf_slim's has no abstract method eit
         self._validate_items(items)
         return [self._items_to_tensors[item] for item in items]
 
-    def list_items(self):
+    def list_items(self) -> List[str]:
         """Returns the list of item names that can be passed to `get`."""
         return list(self._items_to_tensors.keys())
 
-    def num_samples(self):
+    def num_samples(self) -> Optional[int]:
         """Returns the number of data samples in the dataset."""
         return self._num_samples
 

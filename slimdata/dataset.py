@@ -15,12 +15,30 @@ and returns possibly encoded samples, (3) a decoder that turns each sample into 
 Same constructor and attributes as `tf_slim.data.dataset.Dataset`.
 """
 
+from typing import TYPE_CHECKING, Any, Mapping, Optional
+
+from slimdata.data_decoder import DataDecoder
+from slimdata.types import DataSources, ReaderClass
+
 
 class Dataset(object):
     """Represents a Dataset specification."""
 
-    def __init__(self, data_sources, reader, decoder, num_samples, items_to_descriptions,
-                 **kwargs):
+    data_sources: DataSources
+    reader: ReaderClass
+    decoder: DataDecoder
+    num_samples: Optional[int]
+    items_to_descriptions: Mapping[str, str]
+
+    if TYPE_CHECKING:
+        # The dataset-specific fields (`num_classes`, `labels_to_names`, ...) are attributes
+        # too; a type checker sees them as Any. Only for type checkers: at run time a missing
+        # attribute raises AttributeError as always.
+        def __getattr__(self, name: str) -> Any: ...
+
+    def __init__(self, data_sources: DataSources, reader: ReaderClass,
+                 decoder: DataDecoder, num_samples: Optional[int],
+                 items_to_descriptions: Mapping[str, str], **kwargs: Any):
         """Initializes the dataset.
 
         Args:

@@ -26,21 +26,26 @@ varying shape (boxes, images to be resized) need per-example preprocessing, whic
 and of the records each epoch read, and `skip_corrupt` are as in `DatasetDataProvider`.
 """
 
+from typing import Any, Dict, Optional
+
 from slimdata import data_provider
 from slimdata import parallel_reader
 from slimdata._tf import require_graph_mode, tf
 from slimdata.dataset_data_provider import check_record_key, record_check_of
+from slimdata.dataset import Dataset
 from slimdata.tfexample_decoder import decode_record
 
 
 class DatasetBatchProvider(data_provider.DataProvider):
     """Provides batches of the items of a `slimdata.dataset.Dataset`, read through queues."""
 
-    def __init__(self, dataset, batch_size, num_readers=1, reader_kwargs=None, shuffle=True,
-                 num_epochs=None, common_queue_capacity=256, common_queue_min=128,
-                 record_key='record_key', seed=None, scope=None, num_threads=1, capacity=4,
-                 allow_smaller_final_batch=False, skip_corrupt=False, num_workers=1,
-                 worker_index=0):
+    def __init__(self, dataset: Dataset, batch_size: int, num_readers: int = 1,
+                 reader_kwargs: Optional[Dict[str, Any]] = None, shuffle: bool = True,
+                 num_epochs: Optional[int] = None, common_queue_capacity: int = 256,
+                 common_queue_min: int = 128, record_key: str = 'record_key',
+                 seed: Optional[int] = None, scope: Optional[str] = None, num_threads: int = 1,
+                 capacity: int = 4, allow_smaller_final_batch: bool = False,
+                 skip_corrupt: bool = False, num_workers: int = 1, worker_index: int = 0):
         """Creates a DatasetBatchProvider.
 
         Args:

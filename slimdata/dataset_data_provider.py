@@ -24,19 +24,26 @@ InvalidArgumentError. A record that is not an Example fails with InvalidArgument
 its `record_key` (`file:offset`); one whose features do not match, naming the feature key.
 """
 
+from typing import Any, Callable, Collection, Dict, Optional
+
 from slimdata import data_provider
 from slimdata import parallel_reader
 from slimdata._tf import require_graph_mode, tf
+from slimdata.data_decoder import DataDecoder
+from slimdata.dataset import Dataset
+from slimdata.types import Tensor
 from slimdata.tfexample_decoder import checked_records, decode_record
 
 
 class DatasetDataProvider(data_provider.DataProvider):
     """Provides the items of a `slimdata.dataset.Dataset`, read through TF1 queues."""
 
-    def __init__(self, dataset, num_readers=1, reader_kwargs=None, shuffle=True,
-                 num_epochs=None, common_queue_capacity=256, common_queue_min=128,
-                 record_key='record_key', seed=None, scope=None, skip_corrupt=False,
-                 num_workers=1, worker_index=0):
+    def __init__(self, dataset: Dataset, num_readers: int = 1,
+                 reader_kwargs: Optional[Dict[str, Any]] = None, shuffle: bool = True,
+                 num_epochs: Optional[int] = None, common_queue_capacity: int = 256,
+                 common_queue_min: int = 128, record_key: str = 'record_key',
+                 seed: Optional[int] = None, scope: Optional[str] = None,
+                 skip_corrupt: bool = False, num_workers: int = 1, worker_index: int = 0):
         """Creates a DatasetDataProvider.
 
         Args:
@@ -88,12 +95,12 @@ class DatasetDataProvider(data_provider.DataProvider):
         super().__init__(items_to_tensors=items_to_tensors, num_samples=dataset.num_samples)
 
 
-def record_check_of(decoder):
+def record_check_of(decoder: DataDecoder) -> Callable[[Tensor, Tensor], Tensor]:
     """The readers' check of each batch of records (`tfexample_decoder.checked_records`)."""
     return lambda keys, records: checked_records(decoder, records, keys)
 
 
-def check_record_key(items, record_key):
+def check_record_key(items: Collection[str], record_key: str) -> None:
     """Raises a ValueError if the `record_key` item name is also a dataset item."""
     if record_key in items:
         raise ValueError('The item name used for `record_key` cannot also be used for a '

@@ -20,10 +20,11 @@ the end of the input is checked too: the readers must have read what the files h
 """
 
 import dataclasses
-from typing import Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from slimdata import record_checks, workers
 from slimdata._tf import require_graph_mode, tf
+from slimdata.types import DataSources, DType, Queue, ReaderClass, Tensor
 
 _GLOB_CHARACTERS = ('*', '?', '[')
 
@@ -44,8 +45,10 @@ class ParallelReader(tf.compat.v1.ReaderBase):
     See `tf.compat.v1.ReaderBase` for supported methods.
     """
 
-    def __init__(self, reader_class, common_queue, num_readers=4, reader_kwargs=None,
-                 end_of_input_check=None, record_check=None):
+    def __init__(self, reader_class: ReaderClass, common_queue: Queue, num_readers: int = 4,
+                 reader_kwargs: Optional[Dict[str, Any]] = None,
+                 end_of_input_check: Optional['EndOfInputCheck'] = None,
+                 record_check: Optional[Callable[[Tensor, Tensor], Tensor]] = None):
         """Creates `num_readers` instances of `reader_class`.
 
         Each instance is created by calling `reader_class(**reader_kwargs)`. Reading from a
@@ -84,14 +87,14 @@ class ParallelReader(tf.compat.v1.ReaderBase):
         self._configured = False
 
     @property
-    def num_readers(self):
+    def num_readers(self) -> int:
         return len(self._readers)
 
     @property
-    def common_queue(self):
+    def common_queue(self) -> Queue:
         return self._common_queue
 
-    def read(self, queue, name=None):
+    def read(self, queue: Queue, name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
         """Returns the next record (key, value) produced by the readers.
 
         The reader instances are all configured to `read()` from the filenames in `queue`
@@ -109,7 +112,8 @@ class ParallelReader(tf.compat.v1.ReaderBase):
         self._configure_readers_by(queue)
         return self._common_queue.dequeue(name=name)
 
-    def read_up_to(self, queue, num_records, name=None):
+    def read_up_to(self, queue: Queue, num_records: Union[int, Tensor],
+                   name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
         """Returns up to `num_records` (key, value) pairs produced by the readers.
 
         It may return fewer than `num_records` even before the last batch. Not every kind of
@@ -128,7 +132,8 @@ class ParallelReader(tf.compat.v1.ReaderBase):
         self._configure_readers_by(queue)
         return self._common_queue.dequeue_up_to(num_records, name)
 
-    def read_many(self, queue, num_records, name=None):
+    def read_many(self, queue: Queue, num_records: Union[int, Tensor],
+                  name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
         """Returns exactly `num_records` (key, value) pairs produced by the readers.
 
         Unlike `read_up_to`, a final remainder of fewer than `num_records` records is
@@ -170,18 +175,21 @@ class ParallelReader(tf.compat.v1.ReaderBase):
             tf.expand_dims(tensor, 0) for tensor in reader.read(queue)])
         return self._common_queue.enqueue_many([keys, records])
 
-    def num_records_produced(self, name=None):
+    def num_records_produced(self, name: Optional[str] = None) -> Tensor:
         """Returns the number of records this reader has produced, an int64 tensor."""
         return tf.add_n([r.num_records_produced() for r in self._readers], name=name)
 
-    def num_work_units_completed(self, name=None):
+    def num_work_units_completed(self, name: Optional[str] = None) -> Tensor:
         """Returns the number of work units (files) finished processing, an int64 tensor."""
         return tf.add_n([r.num_work_units_completed() for r in self._readers], name=name)
 
 
-def parallel_read(data_sources, reader_class, num_epochs=None, num_readers=4,
-                  reader_kwargs=None, shuffle=True, dtypes=None, capacity=256,
-                  min_after_dequeue=128, seed=None, scope=None):
+def parallel_read(data_sources: DataSources, reader_class: ReaderClass,
+                  num_epochs: Optional[int] = None, num_readers: int = 4,
+                  reader_kwargs: Optional[Dict[str, Any]] = None, shuffle: bool = True,
+                  dtypes: Optional[Sequence[DType]] = None, capacity: int = 256,
+                  min_after_dequeue: int = 128, seed: Optional[int] = None,
+                  scope: Optional[str] = None) -> Tuple[Tensor, Tensor]:
     """Reads multiple records in parallel from `data_sources` using `num_readers` readers.
 
     If `shuffle` is True the common queue is a RandomShuffleQueue, otherwise a FIFOQueue.
@@ -219,10 +227,15 @@ def parallel_read(data_sources, reader_class, num_epochs=None, num_readers=4,
         return reader.read(filename_queue)
 
 
-def make_parallel_reader(data_sources, reader_class, num_epochs=None, num_readers=4,
-                         reader_kwargs=None, shuffle=True, dtypes=None, capacity=256,
-                         min_after_dequeue=128, seed=None, num_samples=None,
-                         skip_corrupt=False, record_check=None, num_workers=1, worker_index=0):
+def make_parallel_reader(data_sources: DataSources, reader_class: ReaderClass,
+                         num_epochs: Optional[int] = None, num_readers: int = 4,
+                         reader_kwargs: Optional[Dict[str, Any]] = None, shuffle: bool = True,
+                         dtypes: Optional[Sequence[DType]] = None, capacity: int = 256,
+                         min_after_dequeue: int = 128, seed: Optional[int] = None,
+                         num_samples: Optional[int] = None, skip_corrupt: bool = False,
+                         record_check: Optional[Callable[[Tensor, Tensor], Tensor]] = None,
+                         num_workers: int = 1, worker_index: int = 0
+                         ) -> Tuple[Any, Optional[Queue]]:
     """The ParallelReader and filename queue of `parallel_read`, for reading several records
     per step (`reader.read_up_to(filename_queue, n)`); the arguments are `parallel_read`'s,
     and:
@@ -261,7 +274,7 @@ def make_parallel_reader(data_sources, reader_class, num_epochs=None, num_reader
     dtypes = dtypes or [tf.string, tf.string]
     # Readers give scalar keys and values. Saying so lets read_up_to and read_many dequeue
     # several at once (tf_slim's shapeless queue refused both).
-    shapes = [[]] * len(dtypes)
+    shapes: List[List[int]] = [[]] * len(dtypes)
     if shuffle:
         common_queue = tf.queue.RandomShuffleQueue(
             capacity=capacity, min_after_dequeue=min_after_dequeue, dtypes=dtypes,
@@ -291,7 +304,9 @@ def make_parallel_reader(data_sources, reader_class, num_epochs=None, num_reader
     return reader, filename_queue
 
 
-def single_pass_read(data_sources, reader_class, reader_kwargs=None, scope=None):
+def single_pass_read(data_sources: DataSources, reader_class: ReaderClass,
+                     reader_kwargs: Optional[Dict[str, Any]] = None,
+                     scope: Optional[str] = None) -> Tuple[Tensor, Tensor]:
     """Reads the data sources sequentially with one reader, in a single pass.
 
     Args:
@@ -346,7 +361,7 @@ class EndOfInputCheck:
     num_files: int
     num_samples: Optional[int] = None
 
-    def failure(self, records_read):
+    def failure(self, records_read: Tensor) -> Tuple[Tensor, Tensor]:
         """(passes, message): a bool tensor, and what to say when it is False."""
         passes = tf.equal(records_read, self.num_epochs * self.records_per_epoch)
         problem = record_checks.num_samples_mismatch(self.records_per_epoch, self.num_samples)
@@ -450,7 +465,7 @@ def _read_files(data_sources):
     return data_files
 
 
-def get_data_files(data_sources):
+def get_data_files(data_sources: DataSources) -> List[str]:
     """Returns the data files of `data_sources`.
 
     Args:
@@ -465,6 +480,7 @@ def get_data_files(data_sources):
     Raises:
       ValueError: if no data files are found.
     """
+    data_files: List[str]
     if isinstance(data_sources, (list, tuple)):
         data_files = []
         for source in data_sources:
@@ -474,7 +490,7 @@ def get_data_files(data_sources):
         # name order on every machine.
         data_files = sorted(tf.io.gfile.glob(data_sources))
     else:
-        data_files = [data_sources]
+        data_files = [str(data_sources)]
     if not data_files:
         raise ValueError('No data files found in %s' % (data_sources,))
     return data_files

@@ -11,11 +11,15 @@ training step does not pay for assembling them::
 Same function, signature and defaults as `tf_slim.data.prefetch_queue.prefetch_queue`.
 """
 
+from typing import Dict, Optional, Sequence, Union
+
 from slimdata._tf import require_graph_mode, tf
+from slimdata.types import Queue, TensorLike
 
 
-def prefetch_queue(tensors, capacity=8, num_threads=1, dynamic_pad=False, shared_name=None,
-                   name=None):
+def prefetch_queue(tensors: Union[Sequence[TensorLike], Dict[str, TensorLike]],
+                   capacity: int = 8, num_threads: int = 1, dynamic_pad: bool = False,
+                   shared_name: Optional[str] = None, name: Optional[str] = None) -> Queue:
     """Creates a queue to prefetch `tensors`.
 
     A queue runner enqueuing `tensors` into the queue is added to the QUEUE_RUNNERS
@@ -38,6 +42,7 @@ def prefetch_queue(tensors, capacity=8, num_threads=1, dynamic_pad=False, shared
       RuntimeError: under eager execution.
     """
     require_graph_mode('prefetch_queue')
+    tensor_list: Sequence[TensorLike]
     if isinstance(tensors, dict):
         # Sorted so that the order of the queue's components is the same across runs.
         names = sorted(tensors.keys())

@@ -69,8 +69,8 @@ class QueueSession:
         self._config = config
         self._init_fn = init_fn
         self._stop_grace_period_secs = stop_grace_period_secs
-        self._session = None
-        self._coordinator = None
+        self._session: Any = None  # a tf.compat.v1.Session inside the `with` block
+        self._coordinator: Any = None  # its tf.train.Coordinator
         self._threads: List[Any] = []
         self.epoch_ended = False
         self.stopped = False

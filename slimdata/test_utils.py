@@ -6,6 +6,7 @@ tf_slim.
 """
 
 import os
+from typing import List, Sequence, Tuple
 
 import numpy as np
 
@@ -34,7 +35,8 @@ def _encoder(image, image_format):
     return tf.image.encode_png(tf_image)
 
 
-def generate_image(image_shape, image_format='jpeg', label=0):
+def generate_image(image_shape: Sequence[int], image_format: str = 'jpeg',
+                   label: int = 0) -> Tuple[np.ndarray, bytes]:
     """Generates an image and an example containing the encoded image.
 
     Must be called within an active session.
@@ -59,7 +61,8 @@ def generate_image(image_shape, image_format='jpeg', label=0):
     return image, example.SerializeToString()
 
 
-def create_tfrecord_files(output_dir, num_files=3, num_records_per_file=10):
+def create_tfrecord_files(output_dir: str, num_files: int = 3,
+                          num_records_per_file: int = 10) -> List[str]:
     """Creates TFRecord files of generated 10x10 JPEG examples.
 
     Must be called within an active session.

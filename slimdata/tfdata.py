@@ -14,23 +14,25 @@ Items are decoded by the descriptor's own decoder, so they equal what the provid
 `record_key` is the same `b'<file>:<byte offset>'` that `tf.compat.v1.TFRecordReader` gives.
 """
 
-from typing import Dict, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 from slimdata import record_checks, workers
 from slimdata._tf import tf
+from slimdata.dataset import Dataset
 from slimdata.parallel_reader import get_data_files
 from slimdata.tfexample_decoder import checked_records, decode_record
+from slimdata.types import TFDataset
 
 AUTOTUNE = tf.data.AUTOTUNE
 
 
-def to_tf_data(dataset, items: Optional[Sequence[str]] = None, shuffle: bool = True,
+def to_tf_data(dataset: Dataset, items: Optional[Sequence[str]] = None, shuffle: bool = True,
                num_epochs: Optional[int] = None, num_readers: int = 1,
                shuffle_buffer_size: int = 256, seed: Optional[int] = None,
                reader_kwargs: Optional[Dict] = None, record_key: str = 'record_key',
                num_parallel_calls: int = AUTOTUNE,
                skip_corrupt: bool = False, num_workers: int = 1,
-               worker_index: int = 0) -> tf.data.Dataset:
+               worker_index: int = 0) -> TFDataset:
     """Returns a `tf.data.Dataset` of item dicts for a `slimdata.dataset.Dataset`.
 
     The arguments mirror `DatasetDataProvider`'s, so a port can keep its settings.
@@ -108,8 +110,8 @@ def to_tf_data(dataset, items: Optional[Sequence[str]] = None, shuffle: bool = T
                        deterministic=not shuffle)
 
 
-def padded_batch(ds: tf.data.Dataset, batch_size: int, drop_remainder: bool = False,
-                 padding_values=None) -> tf.data.Dataset:
+def padded_batch(ds: TFDataset, batch_size: int, drop_remainder: bool = False,
+                 padding_values: Any = None) -> TFDataset:
     """Batches item dicts, padding variable-size items (boxes, labels) to the longest.
 
     The counterpart of `tf.compat.v1.train.batch(..., dynamic_pad=True)`; prefetches.

@@ -39,9 +39,13 @@ written against tf_slim (subclasses of its ItemHandler) work unchanged.
 """
 
 import abc
+from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from slimdata import data_decoder
 from slimdata._tf import tf
+# `Tensor` is a handler class of this module (tf_slim's name), so the alias is TensorT here.
+from slimdata.types import DType, Keys, KeysToFeatures, TensorLike
+from slimdata.types import Tensor as TensorT
 
 # The sequence-example parser wants at least one feature to parse; this key is in no Example
 # (so it parses to nothing), and asking for it makes the parser walk the whole record. An int64
@@ -62,7 +66,7 @@ class ItemHandler(abc.ABC):
     function that post-processes the results of Example parsing.
     """
 
-    def __init__(self, keys):
+    def __init__(self, keys: Keys):
         """Constructs the handler with the names of the tf.train.Feature keys it uses.
 
         Args:
@@ -73,11 +77,11 @@ class ItemHandler(abc.ABC):
         self._keys = keys
 
     @property
-    def keys(self):
+    def keys(self) -> Union[List[str], Tuple[str, ...]]:
         return self._keys
 
     @abc.abstractmethod
-    def tensors_to_item(self, keys_to_tensors):
+    def tensors_to_item(self, keys_to_tensors: Mapping[str, TensorLike]) -> TensorLike:
         """Maps the given dictionary of tensors to the requested item.
 
         Args:
@@ -101,7 +105,8 @@ class ItemHandler(abc.ABC):
 class ItemHandlerCallback(ItemHandler):
     """An ItemHandler that converts the parsed tensors via a given function."""
 
-    def __init__(self, keys, func):
+    def __init__(self, keys: Keys,
+                 func: Callable[[Mapping[str, TensorLike]], TensorLike]):
         """Initializes the ItemHandler.
 
         Args:
@@ -112,7 +117,7 @@ class ItemHandlerCallback(ItemHandler):
         super().__init__(keys)
         self._func = func
 
-    def tensors_to_item(self, keys_to_tensors):
+    def tensors_to_item(self, keys_to_tensors: Mapping[str, TensorLike]) -> TensorLike:
         return self._func(keys_to_tensors)
 
 
@@ -124,7 +129,7 @@ def _dense_values(tensor):
 class BoundingBox(ItemHandler):
     """An ItemHandler that concatenates a set of parsed Tensors to bounding boxes."""
 
-    def __init__(self, keys=None, prefix=''):
+    def __init__(self, keys: Optional[Sequence[str]] = None, prefix: str = ''):
         """Initializes the bounding box handler.
 
         Args:
@@ -143,7 +148,7 @@ class BoundingBox(ItemHandler):
         self._full_keys = [self._prefix + k for k in keys]
         super().__init__(self._full_keys)
 
-    def tensors_to_item(self, keys_to_tensors):
+    def tensors_to_item(self, keys_to_tensors: Mapping[str, TensorLike]) -> TensorT:
         """Returns a [num_boxes, 4] tensor, one box per row, coordinates in `keys` order."""
         sides = [_dense_values(keys_to_tensors[key]) for key in self._full_keys]
         return tf.stack(sides, axis=1)
@@ -152,7 +157,8 @@ class BoundingBox(ItemHandler):
 class Tensor(ItemHandler):
     """An ItemHandler that returns a parsed Tensor, optionally reshaped."""
 
-    def __init__(self, tensor_key, shape_keys=None, shape=None, default_value=0):
+    def __init__(self, tensor_key: str, shape_keys: Optional[Union[str, List[str]]] = None,
+                 shape: Optional[Sequence[int]] = None, default_value: Any = 0):
         """Initializes the Tensor handler.
 
         Tensors are returned without reshaping unless `shape_keys` (the shape is read from
@@ -182,7 +188,7 @@ class Tensor(ItemHandler):
             keys.extend(shape_keys)
         super().__init__(keys)
 
-    def tensors_to_item(self, keys_to_tensors):
+    def tensors_to_item(self, keys_to_tensors: Mapping[str, TensorLike]) -> TensorT:
         tensor = keys_to_tensors[self._tensor_key]
         shape = self._shape
         if self._shape_keys:
@@ -205,7 +211,9 @@ class Tensor(ItemHandler):
 class LookupTensor(Tensor):
     """An ItemHandler that returns a parsed Tensor, the result of a table lookup."""
 
-    def __init__(self, tensor_key, table, shape_keys=None, shape=None, default_value=''):
+    def __init__(self, tensor_key: str, table: Any,
+                 shape_keys: Optional[Union[str, List[str]]] = None,
+                 shape: Optional[Sequence[int]] = None, default_value: Any = ''):
         """Initializes the LookupTensor handler.
 
         See Tensor. The parsed tensor is mapped through `table` (most often a label mapping).
@@ -223,7 +231,7 @@ class LookupTensor(Tensor):
         self._table = table
         super().__init__(tensor_key, shape_keys, shape, default_value)
 
-    def tensors_to_item(self, keys_to_tensors):
+    def tensors_to_item(self, keys_to_tensors: Mapping[str, TensorLike]) -> TensorT:
         unmapped_tensor = super().tensors_to_item(keys_to_tensors)
         return self._table.lookup(unmapped_tensor)
 
@@ -231,7 +239,7 @@ class LookupTensor(Tensor):
 class BackupHandler(ItemHandler):
     """An ItemHandler that tries two ItemHandlers in order."""
 
-    def __init__(self, handler, backup):
+    def __init__(self, handler: ItemHandler, backup: ItemHandler):
         """Initializes the BackupHandler.
 
         If the first handler's item has no elements, the backup handler's item is used.
@@ -253,7 +261,7 @@ class BackupHandler(ItemHandler):
         self._backup = backup
         super().__init__(list(handler.keys) + list(backup.keys))
 
-    def tensors_to_item(self, keys_to_tensors):
+    def tensors_to_item(self, keys_to_tensors: Mapping[str, TensorLike]) -> TensorLike:
         item = self._handler.tensors_to_item(keys_to_tensors)
         return tf.cond(
             pred=tf.equal(tf.reduce_prod(tf.shape(item)), 0),
@@ -264,8 +272,9 @@ class BackupHandler(ItemHandler):
 class SparseTensor(ItemHandler):
     """An ItemHandler for SparseTensors built from an indices and a values feature."""
 
-    def __init__(self, indices_key=None, values_key=None, shape_key=None, shape=None,
-                 densify=False, default_value=0):
+    def __init__(self, indices_key: Optional[str] = None, values_key: Optional[str] = None,
+                 shape_key: Optional[str] = None, shape: Optional[Sequence[int]] = None,
+                 densify: bool = False, default_value: Any = 0):
         """Initializes the SparseTensor handler.
 
         Args:
@@ -292,7 +301,7 @@ class SparseTensor(ItemHandler):
             keys.append(shape_key)
         super().__init__(keys)
 
-    def tensors_to_item(self, keys_to_tensors):
+    def tensors_to_item(self, keys_to_tensors: Mapping[str, TensorLike]) -> TensorLike:
         indices = keys_to_tensors[self._indices_key]
         values = keys_to_tensors[self._values_key]
         if self._shape_key:
@@ -316,8 +325,9 @@ class SparseTensor(ItemHandler):
 class Image(ItemHandler):
     """An ItemHandler that decodes a parsed Tensor as an image."""
 
-    def __init__(self, image_key=None, format_key=None, shape=None, channels=3,
-                 dtype=tf.uint8, repeated=False, dct_method=''):
+    def __init__(self, image_key: Optional[str] = None, format_key: Optional[str] = None,
+                 shape: Optional[Sequence[int]] = None, channels: int = 3,
+                 dtype: DType = tf.uint8, repeated: bool = False, dct_method: str = ''):
         """Initializes the image handler.
 
         Args:
@@ -350,7 +360,7 @@ class Image(ItemHandler):
         self._repeated = repeated
         self._dct_method = dct_method
 
-    def tensors_to_item(self, keys_to_tensors):
+    def tensors_to_item(self, keys_to_tensors: Mapping[str, TensorLike]) -> TensorT:
         """See base class."""
         image_buffer = keys_to_tensors[self._image_key]
         image_format = keys_to_tensors[self._format_key]
@@ -444,7 +454,8 @@ class BoundingBoxSequence(_CoordinateSequence):
     positions filled with `default_value`) or a SparseTensor, by `return_dense`.
     """
 
-    def __init__(self, keys=None, prefix=None, return_dense=True, default_value=-1.0):
+    def __init__(self, keys: Optional[Sequence[str]] = None, prefix: Optional[str] = None,
+                 return_dense: bool = True, default_value: float = -1.0):
         """Initializes the bounding box sequence handler.
 
         Args:
@@ -471,7 +482,8 @@ class KeypointsSequence(_CoordinateSequence):
     by `return_dense`.
     """
 
-    def __init__(self, keys=None, prefix=None, return_dense=True, default_value=-1.0):
+    def __init__(self, keys: Optional[Sequence[str]] = None, prefix: Optional[str] = None,
+                 return_dense: bool = True, default_value: float = -1.0):
         """Initializes the keypoints handler.
 
         Args:
@@ -498,7 +510,7 @@ class NumBoxesSequence(ItemHandler):
     of the first key; with `check_consistency`, every key must agree (checked at run time).
     """
 
-    def __init__(self, keys=None, check_consistency=True):
+    def __init__(self, keys: Optional[Keys] = None, check_consistency: bool = True):
         """Initializes the handler.
 
         Args:
@@ -514,7 +526,7 @@ class NumBoxesSequence(ItemHandler):
         self._check_consistency = check_consistency
         super().__init__(keys)
 
-    def tensors_to_item(self, keys_to_tensors):
+    def tensors_to_item(self, keys_to_tensors: Mapping[str, TensorLike]) -> TensorT:
         """Returns a [time] int64 tensor with the number of boxes per frame.
 
         Raises:
@@ -622,7 +634,8 @@ def _first_of_batch(value):
     return value[0]
 
 
-def checked_records(decoder, serialized, names):
+def checked_records(decoder: data_decoder.DataDecoder, serialized: TensorT,
+                    names: TensorT) -> TensorT:
     """A batch of serialized records, checked before `decode_record` decodes them one by one.
 
     For a `TFExampleDecoder`, one op checks that each record of the batch is an Example (see
@@ -645,7 +658,8 @@ def checked_records(decoder, serialized, names):
     return _checked_structure(serialized, names)
 
 
-def decode_record(decoder, serialized, items, name):
+def decode_record(decoder: data_decoder.DataDecoder, serialized: TensorT,
+                  items: Optional[Sequence[str]], name: TensorT) -> List[TensorLike]:
     """One record's items, decoded by `decoder`: a `TFExampleDecoder` parses a record that
     `checked_records` checked, a `TFSequenceExampleDecoder` names the record in its errors, and
     decoders written against tf_slim (which take no name) decode as they do."""
@@ -670,7 +684,8 @@ class TFExampleDecoder(data_decoder.DataDecoder):
     parsed tensors into the item tensor.
     """
 
-    def __init__(self, keys_to_features, items_to_handlers):
+    def __init__(self, keys_to_features: KeysToFeatures,
+                 items_to_handlers: Mapping[str, ItemHandler]):
         """Constructs the decoder.
 
         Args:
@@ -682,11 +697,12 @@ class TFExampleDecoder(data_decoder.DataDecoder):
         self._keys_to_features = keys_to_features
         self._items_to_handlers = items_to_handlers
 
-    def list_items(self):
+    def list_items(self) -> List[str]:
         """See base class."""
         return list(self._items_to_handlers.keys())
 
-    def decode(self, serialized_example, items=None, example_name=None):
+    def decode(self, serialized_example: TensorT, items: Optional[Sequence[str]] = None,
+               example_name: Optional[Union[str, TensorT]] = None) -> List[TensorLike]:
         """Decodes the given serialized TF-example.
 
         Args:
@@ -711,7 +727,8 @@ class TFExampleDecoder(data_decoder.DataDecoder):
                                  self._features_of(handlers), example_name)
         return _items_from(handlers, example)
 
-    def decode_checked(self, serialized_example, items=None):
+    def decode_checked(self, serialized_example: TensorT,
+                       items: Optional[Sequence[str]] = None) -> List[TensorLike]:
         """`decode` for a record that `checked_records` checked: the parse alone."""
         handlers = _handlers_for(items, self._items_to_handlers)
         return _items_from(handlers, tf.io.parse_single_example(serialized_example,
@@ -729,8 +746,9 @@ class TFSequenceExampleDecoder(data_decoder.DataDecoder):
     feature specs, then (2) each item's ItemHandler post-processing its parsed tensors.
     """
 
-    def __init__(self, keys_to_context_features, keys_to_sequence_features,
-                 items_to_handlers):
+    def __init__(self, keys_to_context_features: KeysToFeatures,
+                 keys_to_sequence_features: KeysToFeatures,
+                 items_to_handlers: Mapping[str, ItemHandler]):
         """Constructs the decoder.
 
         Args:
@@ -754,11 +772,12 @@ class TFSequenceExampleDecoder(data_decoder.DataDecoder):
         self._keys_to_sequence_features = keys_to_sequence_features
         self._items_to_handlers = items_to_handlers
 
-    def list_items(self):
+    def list_items(self) -> List[str]:
         """See base class."""
         return list(self._items_to_handlers.keys())
 
-    def decode(self, serialized_example, items=None, example_name=None):
+    def decode(self, serialized_example: TensorT, items: Optional[Sequence[str]] = None,
+               example_name: Optional[Union[str, TensorT]] = None) -> List[TensorLike]:
         """Decodes the given serialized TF-SequenceExample.
 
         Args:
