@@ -19,8 +19,11 @@ import dataclasses
 import io
 import os
 import random
+import xml.etree.ElementTree
 from typing import Any, Dict, List, Optional, Sequence, Tuple, TypeVar
 
+import defusedxml
+import defusedxml.ElementTree
 import numpy as np
 from PIL import Image
 
@@ -234,3 +237,30 @@ def print_summaries(summaries: Dict[str, Any]) -> Dict[str, Any]:
     for summary in summaries.values():
         progress.result(summary.format())
     return summaries
+
+
+def parse_xml(data: bytes, xml_path: str) -> xml.etree.ElementTree.Element:
+    """The root element of a VOC-style annotation (VOC, ILSVRC's bounding boxes), parsed by
+    defusedxml's expat parser.
+
+    `DefusedXMLParser` is the pure-Python `XMLParser` with defusedxml's handlers on its expat
+    parser (`.parser`), which refuse entity declarations and external references. Its element
+    callbacks, Python functions that only rewrite namespaced names, are more than half the
+    parse time of a VOC annotation, so expat's element events go straight to the (C)
+    TreeBuilder instead; defusedxml's handlers stay as they are. Names then stay as expat
+    reports them, which for the namespace-free VOC format is the same.
+    """
+    builder = xml.etree.ElementTree.TreeBuilder()
+    parser = defusedxml.ElementTree.DefusedXMLParser(target=builder)
+    expat_parser = parser.parser
+    expat_parser.ordered_attributes = False  # attributes as the dict TreeBuilder.start takes
+    expat_parser.StartElementHandler = builder.start
+    expat_parser.EndElementHandler = builder.end
+    try:
+        parser.feed(data)
+        return parser.close()
+    except defusedxml.DefusedXmlException as error:
+        raise ValueError(f'{xml_path}: refused, the XML declares entities or references '
+                         f'external resources ({error})') from error
+    except xml.etree.ElementTree.ParseError as error:
+        raise ValueError(f'{xml_path} is not well-formed XML: {error}') from error

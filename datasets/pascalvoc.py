@@ -53,8 +53,6 @@ import re
 import xml.etree.ElementTree
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-import defusedxml
-import defusedxml.ElementTree
 import numpy as np
 
 from slimdata import progress
@@ -271,7 +269,7 @@ def encode_image(image_id: str, voc_folder: str, list_file: str,
     """
     policy = policy or convert_utils.SourcePolicy(voc_folder)
     xml_path, jpeg_path = source_paths(voc_folder, image_id)
-    annotation = _parse_xml(
+    annotation = convert_utils.parse_xml(
         _read_file(policy, xml_path,
                    f'{xml_path} does not exist, but {list_file} lists {image_id!r}'), xml_path)
     jpeg = _read_file(policy, jpeg_path,
@@ -346,32 +344,6 @@ def _read_file(policy: convert_utils.SourcePolicy, path: str, missing: str) -> b
         return policy.read(path)
     except (FileNotFoundError, NotADirectoryError) as error:
         raise ValueError(missing) from error
-
-
-def _parse_xml(data: bytes, xml_path: str) -> xml.etree.ElementTree.Element:
-    """The annotation's root element, parsed by defusedxml's expat parser.
-
-    `DefusedXMLParser` is the pure-Python `XMLParser` with defusedxml's handlers on its expat
-    parser (`.parser`), which refuse entity declarations and external references. Its element
-    callbacks, Python functions that only rewrite namespaced names, are more than half the
-    parse time of a VOC annotation, so expat's element events go straight to the (C)
-    TreeBuilder instead; defusedxml's handlers stay as they are. Names then stay as expat
-    reports them, which for the namespace-free VOC format is the same.
-    """
-    builder = xml.etree.ElementTree.TreeBuilder()
-    parser = defusedxml.ElementTree.DefusedXMLParser(target=builder)
-    expat_parser = parser.parser
-    expat_parser.ordered_attributes = False  # attributes as the dict TreeBuilder.start takes
-    expat_parser.StartElementHandler = builder.start
-    expat_parser.EndElementHandler = builder.end
-    try:
-        parser.feed(data)
-        return parser.close()
-    except defusedxml.DefusedXmlException as error:
-        raise ValueError(f'{xml_path}: refused, the XML declares entities or references '
-                         f'external resources ({error})') from error
-    except xml.etree.ElementTree.ParseError as error:
-        raise ValueError(f'{xml_path} is not well-formed XML: {error}') from error
 
 
 def _compare_sizes(annotation: xml.etree.ElementTree.Element, jpeg_size: Tuple[int, int],

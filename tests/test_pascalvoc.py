@@ -23,7 +23,7 @@ from slimdata._tf import tf
 from slimdata.dataset import Dataset
 from slimdata.dataset_data_provider import DatasetDataProvider
 from slimdata import tfexample_decoder
-from slimdata.datasets import pascalvoc
+from slimdata.datasets import convert_utils, pascalvoc
 
 ITEMS = ['image', 'shape', 'object/bbox', 'object/label', 'object/difficult', 'object/truncated']
 LABELS = {'aeroplane': 1, 'bird': 3, 'car': 7, 'cat': 8, 'dog': 12, 'person': 15}
@@ -618,7 +618,7 @@ XML_VARIETY = [
 
 @pytest.mark.parametrize('data', XML_VARIETY)
 def test_annotations_parse_as_with_defusedxml_fromstring(data):
-    ours = pascalvoc._parse_xml(data, 'a.xml')
+    ours = convert_utils.parse_xml(data, 'a.xml')
     reference = defusedxml.ElementTree.fromstring(data)
     assert ElementTree.tostring(ours) == ElementTree.tostring(reference)
 
