@@ -249,7 +249,7 @@ class ImageListing:
     skipped: Dict[str, List[str]]
 
 
-class _ImageFilter:
+class ImageFilter:
     """Decides which files are images, refusing or counting the others."""
 
     def __init__(self, on_non_image: str, policy: convert_utils.SourcePolicy):
@@ -292,7 +292,7 @@ def list_class_folders(src: str, on_non_image: str = 'error',
         JPEG/PNG image.
     """
     policy = policy or convert_utils.SourcePolicy(src)
-    image_filter = _ImageFilter(on_non_image, policy)
+    image_filter = ImageFilter(on_non_image, policy)
     class_names = [name for name in _listdir(src) if fs.isdir(os.path.join(src, name))]
     if not class_names:
         raise ValueError(f'{src} has no class folders; the class_folders layout is '
@@ -329,7 +329,7 @@ def list_labelled_filenames(src: str, on_non_image: str = 'error',
       ValueError: for an image whose name carries no label, a label that is not UTF-8, or
         (with on_non_image='error') a file that is not a JPEG/PNG image.
     """
-    image_filter = _ImageFilter(on_non_image, policy or convert_utils.SourcePolicy(src))
+    image_filter = ImageFilter(on_non_image, policy or convert_utils.SourcePolicy(src))
     labelled = []
     for name in _listdir(src):
         path = os.path.join(src, name)

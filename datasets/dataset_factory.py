@@ -8,7 +8,7 @@ import functools
 from typing import Any, Callable, Dict, Optional
 
 from slimdata.dataset import Dataset
-from slimdata.datasets import classification, pascalvoc, segmentation
+from slimdata.datasets import classification, imagenet, pascalvoc, segmentation
 
 
 def _by_name(module, name: str) -> Callable[..., Dataset]:
@@ -25,6 +25,7 @@ DATASETS_MAP: Dict[str, Callable[..., Dataset]] = {
     'cifar10': _by_name(classification, 'cifar10'),
     'cifar100': _by_name(classification, 'cifar100'),
     'flowers': _by_name(classification, 'flowers'),
+    'imagenet': imagenet.get_split,
     'image_folder': _by_name(classification, 'image_folder'),
     'pascalvoc_2007': _voc_year('2007'),
     'pascalvoc_2012': _voc_year('2012'),

@@ -387,9 +387,9 @@ def _parse_object(element: xml.etree.ElementTree.Element, index: int, xml_path: 
     bndbox = element.find('bndbox')
     if bndbox is None:
         raise ValueError(f'{where}: no <bndbox>')
-    ymin, xmin, ymax, xmax = [_coordinate(bndbox, field, where) for field in _BOX_FIELDS]
+    ymin, xmin, ymax, xmax = [box_coordinate(bndbox, field, where) for field in _BOX_FIELDS]
     box = ((ymin - 1) / height, (xmin - 1) / width, (ymax - 1) / height, (xmax - 1) / width)
-    box, notes = _check_box(box, on_bad_box, where)
+    box, notes = check_box(box, on_bad_box, where)
     return _Object(name, NAMES_TO_LABELS[name], difficult, truncated, box, notes)
 
 
@@ -402,7 +402,9 @@ def _flag(element: xml.etree.ElementTree.Element, field: str, where: str) -> int
     return int(text)
 
 
-def _coordinate(bndbox: xml.etree.ElementTree.Element, field: str, where: str) -> float:
+def box_coordinate(bndbox: xml.etree.ElementTree.Element, field: str, where: str) -> float:
+    """The number in `<bndbox><field>` (VOC and ILSVRC annotations); ValueError naming
+    `where` and the field if it is missing or not a finite number."""
     text = bndbox.findtext(field)
     if text is None:
         raise ValueError(f'{where}: <bndbox> has no <{field}>')
@@ -415,9 +417,10 @@ def _coordinate(bndbox: xml.etree.ElementTree.Element, field: str, where: str) -
     return value
 
 
-def _check_box(box: Tuple[float, ...], on_bad_box: str, where: str
+def check_box(box: Tuple[float, ...], on_bad_box: str, where: str
                ) -> Tuple[Optional[Tuple[float, ...]], List[Tuple[str, str]]]:
-    """Applies `on_bad_box` to a normalised (ymin, xmin, ymax, xmax) box.
+    """Applies `on_bad_box` ('clip', 'skip' or 'error'; see the module docstring) to a
+    normalised (ymin, xmin, ymax, xmax) box.
 
     Returns the box to keep (None when its object is dropped) and the notes to count.
     """

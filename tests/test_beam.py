@@ -43,6 +43,10 @@ def sources(tmp_path_factory):
         (mnist / f'{prefix}-labels-idx1-ubyte').write_bytes(
             (2049).to_bytes(4, 'big') + count.to_bytes(4, 'big')
             + rng.integers(0, 10, count, dtype=np.uint8).tobytes())
+    from test_cifar import make_cifar10
+    from test_imagenet import add_boxes, make_ilsvrc
+    make_cifar10(base / 'cifar10', rows_per_batch=2)
+    add_boxes(base / 'imagenet', make_ilsvrc(base / 'imagenet'))
     return base
 
 
@@ -50,6 +54,10 @@ CONVERSIONS = {
     'image-folder': lambda base: ['image-folder', str(base / 'shapes'), '--validation-ratio',
                                  '0.2', '--shards', '2'],
     'mnist-idx': lambda base: ['mnist-idx', str(base / 'mnist'), '--shards', '2'],
+    'cifar10': lambda base: ['cifar10', str(base / 'cifar10'), '--shards', '2'],
+    'imagenet': lambda base: ['imagenet', str(base / 'imagenet'), '--bounding-boxes',
+                              str(base / 'imagenet' / 'bboxes'), '--shards', '2',
+                              '--validation-shards', '2'],
     'voc': lambda base: ['voc', str(base / 'voc'), '--year', '2007', '--split', 'trainval',
                          '--shards', '3'],
     'voc-seg': lambda base: ['voc-seg', str(base / 'seg' / 'VOC2012'), '--num-classes', '6',

@@ -41,8 +41,8 @@ def test_dataset_info_overrides_published_sizes_and_labels(tmp_path):
 
 
 def test_unknown_dataset_lists_the_known_ones(tmp_path):
-    with pytest.raises(ValueError, match=r"'imagenet'.*'ade20k'.*'pascalvoc_2007'"):
-        dataset_factory.get_dataset('imagenet', 'train', str(tmp_path))
+    with pytest.raises(ValueError, match=r"'coco'.*'ade20k'.*'imagenet'.*'pascalvoc_2007'"):
+        dataset_factory.get_dataset('coco', 'train', str(tmp_path))
 
 
 def test_unknown_split_lists_the_known_ones(tmp_path):

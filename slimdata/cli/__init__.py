@@ -8,8 +8,8 @@
                                       class masks drawn)
     slimdata convert KIND SRC OUT     raw data -> sharded TFRecords + dataset_info.json
                                       (KIND: image-folder, mnist-idx, cifar10, cifar100,
-                                      voc, voc-seg, cityscapes, ade20k; `slimdata convert
-                                      KIND --help`)
+                                      imagenet, voc, voc-seg, cityscapes, ade20k;
+                                      `slimdata convert KIND --help`)
     slimdata port    SRC [DST]        port old TF-Slim / TF1 code (a copy, or in place with a
                                       backup) and report every change and what is left
     slimdata patch-tf-slim install|uninstall|status

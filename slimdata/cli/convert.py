@@ -41,6 +41,10 @@ CONVERTERS: Dict[str, Converter] = {
         'cifar', 'add_cifar100_arguments', 'run_cifar100',
         "CIFAR-100's python pickle batches -> slim classification records",
         'slimdata convert cifar100 cifar-100-python/ out/cifar100 --label-mode fine'),
+    'imagenet': Converter(
+        'imagenet', 'add_convert_arguments', 'run_convert',
+        "ImageNet's ILSVRC-2012 tree -> slim's build_imagenet_data.py records",
+        'slimdata convert imagenet ILSVRC2012/ out/imagenet --bounding-boxes bboxes/'),
     'voc': Converter(
         'pascalvoc', 'add_convert_arguments', 'run_convert',
         "a Pascal VOC 2007/2012 split -> detection records (SSD-Tensorflow's layout)",
