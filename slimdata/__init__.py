@@ -18,15 +18,16 @@ Code you cannot edit keeps ``tf_slim``: ``slimdata.patch_tf_slim()`` (or the sta
 ``slimdata.tf_slim_patch``.
 """
 
-from typing import TYPE_CHECKING, Any
-
 __version__ = '0.2.0'
 
+# Not `from typing import TYPE_CHECKING`: the start-up hook imports this package in every
+# interpreter, which must not pay for `typing`. Type checkers treat any TYPE_CHECKING as true.
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # for type checkers only: at run time it is loaded by __getattr__
     from slimdata.tf_slim_patch import patch_tf_slim  # noqa: F401
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> 'object':
     # patch_tf_slim is loaded on first use, so that `import slimdata` stays free of TensorFlow.
     if name == 'patch_tf_slim':
         from slimdata.tf_slim_patch import patch_tf_slim

@@ -10,10 +10,19 @@ entry point)::
 or with no code at all, `slimdata patch-tf-slim install` (a start-up hook that applies this
 patch when a program imports tf_slim; see `slimdata.tf_slim_hook`).
 
-What breaks. tf_slim 1.1.0, its last release, calls three functions on TensorFlow's private
-modules that TensorFlow has since moved elsewhere: `control_flow_ops.case` (every decode
-through `Image`), `control_flow_ops.cond` (`BackupHandler`; `Image` with a `dct_method`) and
-`array_ops.stack` (`Tensor` with `shape_keys`). Everything else of its data code still runs.
+What breaks. tf_slim 1.1.0, its last release, calls functions and classes on TensorFlow's
+private modules that TensorFlow has since moved elsewhere. In its data code:
+`control_flow_ops.case` (every decode through `Image`), `control_flow_ops.cond`
+(`BackupHandler`; `Image` with a `dct_method`) and `array_ops.stack` (`Tensor` with
+`shape_keys`). In its model code (found by scanning every tf_slim module for references to
+names its private modules no longer have): `ops.Tensor` (every `conv2d` with a
+`normalizer_fn`), `ops.IndexedSlices` (`learning.create_train_op`'s gradient helpers),
+`array_ops.unstack` (`fully_connected` on rank > 2), `control_flow_ops.Assert` and
+`while_loop` (metrics, metric-learning losses), `variable_scope.variable` (`local_variable`,
+`global_variable`), and `batch_norm`'s default path, which builds TensorFlow's legacy
+`BatchNormalization` layer, which TensorFlow 2.21 loads from `tf_keras.legacy_tf_layers`, a
+module that no release of tf_keras has any more (every `slim.batch_norm` with its default
+`updates_collections` fails with `No module named 'tf_keras'`).
 
 Why the patch changes no name that tf_slim defines. Code holds tf_slim's objects from the
 moment it imports them: the OD API defines `class _ClassTensorHandler(
@@ -24,12 +33,19 @@ an instance of the new type); decoders and handlers built before the call would 
 classes anyway. So the patch never swaps tf_slim's modules or classes; it makes two kinds of
 change in place, and existing subclasses and objects see them at once:
 
-1. Repairs. The three missing functions are added, under their old names, to the private
-   modules that tf_slim's module holds, each being the public function TensorFlow exports for
-   it (`tf.compat.v1.case`, `tf.compat.v1.cond`, `tf.stack`: the same functions, moved).
-   Only missing names are added; nothing is replaced. Every line of tf_slim's data code then
-   runs as written, as does code written against the same private names beside it (tf_slim's
-   own tests call `control_flow_ops.case`).
+1. Repairs. The missing names are added, under their old names, to the private modules
+   that tf_slim's modules hold, each being the public name TensorFlow exports for it
+   (`tf.compat.v1.case`, `tf.Tensor`, `tf.compat.v1.Variable`, ...: the same objects,
+   moved; `REPAIRS` lists them). Only missing names are added; nothing is replaced. Every
+   line of tf_slim's code then runs as written, as does code written against the same
+   private names beside it (tf_slim's own tests call `control_flow_ops.case`).
+   `batch_norm` is routed around the layer TensorFlow no longer has: when it would build
+   that layer (the default `updates_collections`), it runs its own fused implementation
+   instead, with an equal copy of the collection name (tf_slim chooses the path by the
+   name's identity); the update ops go to the same collection, the variables have the same
+   names (checkpoints restore), and the outputs are the same batch normalisation.
+   `renorm` and `adjustment`, which only that layer implements, raise a ValueError
+   saying so.
 2. Fixes. slimdata's fixes of tf_slim bugs become methods of tf_slim's own classes, where
    they change nothing that worked:
    * `Image._decode` is slimdata's: with `dtype=tf.uint16` a 16-bit PNG keeps its 16 bits
@@ -65,13 +81,26 @@ logger = logging.getLogger(__name__)
 #: data code runs it (tf_slim's `__init__` imports it).
 TF_SLIM_DECODER = 'tf_slim.data.tfexample_decoder'
 
-#: The repairs: (private module, by the name tf_slim's module gives it; the function missing
-#: from it; the public function that TensorFlow exports for it, under `tf.`).
+#: The repairs: (a tf_slim module that holds the private module; the name it gives it; the
+#: name missing from it; the public name TensorFlow exports for it, under `tf.`). tf_slim's
+#: `__init__` imports its layers and variables modules before its data modules, so all of
+#: these are loaded when the decoder module is.
 REPAIRS = (
-    ('control_flow_ops', 'case', 'compat.v1.case'),
-    ('control_flow_ops', 'cond', 'compat.v1.cond'),
-    ('array_ops', 'stack', 'stack'),
+    (TF_SLIM_DECODER, 'control_flow_ops', 'case', 'compat.v1.case'),
+    (TF_SLIM_DECODER, 'control_flow_ops', 'cond', 'compat.v1.cond'),
+    (TF_SLIM_DECODER, 'control_flow_ops', 'Assert', 'compat.v1.Assert'),
+    (TF_SLIM_DECODER, 'control_flow_ops', 'while_loop', 'compat.v1.while_loop'),
+    (TF_SLIM_DECODER, 'array_ops', 'stack', 'stack'),
+    (TF_SLIM_DECODER, 'array_ops', 'unstack', 'unstack'),
+    (TF_SLIM_DECODER, 'ops', 'Tensor', 'Tensor'),
+    (TF_SLIM_DECODER, 'ops', 'IndexedSlices', 'IndexedSlices'),
+    ('tf_slim.ops.variables', 'variable_scope', 'variable', 'compat.v1.Variable'),
 )
+
+#: tf_slim's batch_norm, and the modules that export it under that name.
+TF_SLIM_LAYERS = 'tf_slim.layers.layers'
+BATCH_NORM_HOLDERS = (TF_SLIM_LAYERS, 'tf_slim.layers', 'tf_slim')
+_BATCH_NORM_ROUTE = 'takes its own fused (or moments) path, not the layer TensorFlow 2.21 lacks'
 
 # Set on every method the patch installs, to the change it makes: marks it as done.
 _FIX_MARK = '_slimdata_fix'
@@ -127,19 +156,28 @@ def is_patched() -> bool:
 
 def _pending_changes(decoder_module) -> List[Tuple[str, Callable[[], None]]]:
     """The changes still to make to tf_slim's decoder module: (description, apply) pairs."""
-    return _pending_repairs(decoder_module) + _pending_fixes(decoder_module)
+    return (_pending_repairs() + _pending_fixes(decoder_module) +
+            _pending_batch_norm_route())
 
 
-def _pending_repairs(decoder_module):
+def _pending_repairs():
     pending = []
-    for alias, name, public_name in REPAIRS:
-        private_module = getattr(decoder_module, alias, None)
-        if private_module is None or hasattr(private_module, name):
+    for holder, alias, name, public_name in REPAIRS:
+        private_module = getattr(sys.modules.get(holder), alias, None)
+        if private_module is None or _has(private_module, name):
             continue
         public_function = functools.reduce(getattr, public_name.split('.'), tf)
         pending.append((f'{private_module.__name__}.{name} = tf.{public_name}',
                         functools.partial(setattr, private_module, name, public_function)))
     return pending
+
+
+def _has(module: types.ModuleType, name: str) -> bool:
+    """hasattr, where a lazily loaded name that fails to load counts as missing."""
+    try:
+        return hasattr(module, name)
+    except ImportError:
+        return False
 
 
 def _pending_fixes(decoder_module):
@@ -154,6 +192,57 @@ def _pending_fixes(decoder_module):
         pending.append((f'tf_slim {class_name}.{method_name}: {fixed}',
                         functools.partial(setattr, cls, method_name, replacement)))
     return pending
+
+
+def _pending_batch_norm_route():
+    layers_module = sys.modules.get(TF_SLIM_LAYERS)
+    original = getattr(layers_module, 'batch_norm', None)
+    if original is None or hasattr(original, _FIX_MARK):
+        return []
+    routed = _routed_batch_norm(original)
+    holders = [sys.modules[name] for name in BATCH_NORM_HOLDERS
+               if getattr(sys.modules.get(name), 'batch_norm', None) is original]
+    return [(f'tf_slim batch_norm: {_BATCH_NORM_ROUTE}',
+             functools.partial(_set_everywhere, holders, 'batch_norm', routed))]
+
+
+def _set_everywhere(modules, name, value):
+    for module in modules:
+        setattr(module, name, value)
+
+
+def _routed_batch_norm(original):
+    """tf_slim's batch_norm (an arg-scoped function), routed past the Keras layer.
+
+    It keeps the original's arg-scope key, so `arg_scope([slim.batch_norm], ...)` applies to
+    both; it reads the arg scope itself to know the value `updates_collections` will have.
+    """
+    current_arg_scope = importlib.import_module('tf_slim.ops.arg_scope').current_arg_scope
+    update_ops = tf.compat.v1.GraphKeys.UPDATE_OPS
+    # Equal, not identical: tf_slim builds the Keras layer only for the identical object.
+    update_ops_copy = ''.join(list(update_ops))
+    key = original._key_op
+    positional = list(inspect.signature(original).parameters)
+
+    def batch_norm(*args, **kwargs):
+        given = dict(zip(positional, args))
+        effective = {**current_arg_scope().get(key, {}), **kwargs, **given}
+        for option in ('renorm', 'adjustment'):
+            if effective.get(option):
+                raise ValueError(
+                    f'slim.batch_norm({option}=...) needs TensorFlow\'s legacy '
+                    'BatchNormalization layer, which TensorFlow 2.21 no longer ships (it '
+                    'loads it from tf_keras.legacy_tf_layers); the default batch_norm works')
+        collections = effective.get('updates_collections', update_ops)
+        if ('updates_collections' not in given and isinstance(collections, str)
+                and collections == update_ops):
+            kwargs['updates_collections'] = update_ops_copy
+        return original(*args, **kwargs)
+
+    routed = functools.wraps(original)(batch_norm)
+    routed._key_op = key
+    setattr(routed, _FIX_MARK, _BATCH_NORM_ROUTE)
+    return routed
 
 
 def _slimdata_image_decode(original):

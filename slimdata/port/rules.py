@@ -37,17 +37,21 @@ _FRAMEWORK_NAMES = (
 
 # tf.contrib.layers names that tf_slim exports (layers, initializers, regularizers).
 _LAYERS_NAMES = (
-    'apply_regularization', 'avg_pool2d', 'avg_pool3d', 'batch_norm', 'bias_add', 'conv1d',
-    'conv2d', 'conv2d_in_plane', 'conv2d_transpose', 'conv3d', 'conv3d_transpose',
-    'convolution', 'convolution2d', 'convolution2d_in_plane', 'convolution2d_transpose',
-    'convolution3d', 'convolution3d_transpose', 'dense_to_sparse', 'dropout', 'elu', 'flatten',
-    'fully_connected', 'gdn', 'GDN', 'images_to_sequence', 'instance_norm',
-    'l1_l2_regularizer', 'l1_regularizer', 'l2_regularizer', 'layer_norm', 'linear',
-    'max_pool2d', 'max_pool3d', 'maxout', 'one_hot_encoding', 'optimize_loss', 'pool',
-    'relu', 'relu6', 'repeat', 'scale_gradient', 'separable_conv2d',
-    'separable_convolution2d', 'sequence_to_images', 'softmax', 'spatial_softmax', 'stack',
-    'sum_regularizer', 'summarize_activation', 'summarize_activations', 'unit_norm',
-    'variance_scaling_initializer', 'xavier_initializer', 'xavier_initializer_conv2d')
+    'adaptive_clipping_fn', 'apply_regularization', 'avg_pool2d', 'avg_pool3d', 'batch_norm',
+    'bias_add', 'conv1d', 'conv2d', 'conv2d_in_plane', 'conv2d_transpose', 'conv3d',
+    'conv3d_transpose', 'convolution', 'convolution1d', 'convolution2d',
+    'convolution2d_in_plane', 'convolution2d_transpose', 'convolution3d',
+    'convolution3d_transpose', 'dense_to_sparse', 'dropout', 'elu', 'flatten',
+    'fully_connected', 'gdn', 'GDN', 'group_norm', 'images_to_sequence', 'instance_norm',
+    'l1_l2_regularizer', 'l1_regularizer', 'l2_regularizer', 'layer_norm',
+    'legacy_fully_connected', 'legacy_linear', 'legacy_relu', 'linear', 'max_pool2d',
+    'max_pool3d', 'maxout', 'one_hot_encoding', 'optimize_loss', 'OPTIMIZER_CLS_NAMES',
+    'OPTIMIZER_SUMMARIES', 'pool', 'recompute_grad', 'relu', 'relu6', 'repeat', 'rev_block',
+    'RevBlock', 'scale_gradient', 'separable_conv2d', 'separable_convolution2d',
+    'sequence_to_images', 'softmax', 'spatial_softmax', 'stack', 'sum_regularizer',
+    'summarize_activation', 'summarize_activations', 'summarize_collection',
+    'summarize_tensor', 'summarize_tensors', 'unit_norm', 'variance_scaling_initializer',
+    'xavier_initializer', 'xavier_initializer_conv2d')
 
 # tf.contrib.metrics names that tf_slim.metrics exports.
 _METRICS_NAMES = (
