@@ -107,7 +107,7 @@ _FIX_MARK = '_slimdata_fix'
 
 
 def patch_tf_slim() -> Tuple[str, ...]:
-    """Makes tf_slim's data code work on modern TensorFlow, in this interpreter.
+    """Makes tf_slim's code work on modern TensorFlow, in this interpreter.
 
     Imports tf_slim's decoder module if it is not imported yet (and with it TensorFlow), then
     repairs and fixes it in place (see the module docstring). Idempotent.
@@ -126,6 +126,16 @@ def patch_tf_slim() -> Tuple[str, ...]:
     return patch_module(module)
 
 
+def repair_tf_slim() -> Tuple[str, ...]:
+    """Only the repairs (see the module docstring), not the fixes: tf_slim's code runs on
+    modern TensorFlow as it is written, bugs included. `slimdata.slim` applies this: its data
+    modules are slimdata's, and tf_slim's own data classes keep tf_slim's behaviour for code
+    that uses them directly. Idempotent; returns the changes made, as `patch_tf_slim`."""
+    if import_tf_slim_decoder() is None:
+        raise ImportError('repair_tf_slim: tf_slim is not installed')
+    return _apply(_pending_repairs() + _pending_batch_norm_route(), 'repaired')
+
+
 def import_tf_slim_decoder() -> Optional[types.ModuleType]:
     """tf_slim's decoder module, imported as a program would import it; None without tf_slim."""
     try:
@@ -138,13 +148,17 @@ def import_tf_slim_decoder() -> Optional[types.ModuleType]:
 
 def patch_module(decoder_module: types.ModuleType) -> Tuple[str, ...]:
     """Patches tf_slim's `tfexample_decoder` module, already executed; see patch_tf_slim."""
+    return _apply(_pending_changes(decoder_module), 'patched')
+
+
+def _apply(pending: List[Tuple[str, Callable[[], None]]], done: str) -> Tuple[str, ...]:
     changes = []
-    for change, apply in _pending_changes(decoder_module):
+    for change, apply in pending:
         apply()
         changes.append(change)
         logger.debug('patch_tf_slim: %s', change)
     if not changes:
-        logger.debug('patch_tf_slim: %s is patched already', decoder_module.__name__)
+        logger.debug('patch_tf_slim: %s is %s already', TF_SLIM_DECODER, done)
     return tuple(changes)
 
 

@@ -8,6 +8,9 @@ longer exists). Importing `slimdata.slim` repairs them (`slimdata.tf_slim_patch`
 tests check the results against values computed here with numpy.
 """
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -112,3 +115,24 @@ def test_a_small_net_trains_with_create_train_op_and_gradient_multipliers():
         assert counter in V1.local_variables()
     assert all(np.isfinite(losses)) and losses[-1] < losses[0]
     assert np.any(moving_mean != 0)  # create_train_op ran the batch_norm updates
+
+
+def test_importing_the_facade_repairs_tf_slim_but_leaves_its_data_classes_as_they_are():
+    """`from slimdata import slim` makes tf_slim's code run; it does not change what tf_slim's
+    own decoder classes do (that is `patch_tf_slim()`'s choice), so code that uses them
+    directly sees tf_slim 1.1.0's behaviour, bugs included."""
+    code = '''
+import tf_slim
+from tf_slim.data import tfexample_decoder
+from slimdata import slim, tf_slim_patch
+print(tf_slim.batch_norm is slim.batch_norm, hasattr(slim.batch_norm, "_slimdata_fix"))
+print(hasattr(vars(tfexample_decoder.Image)["_decode"], "_slimdata_fix"),
+      tf_slim_patch.is_patched())
+print(tf_slim_patch.repair_tf_slim(), len(tf_slim_patch.patch_tf_slim()))
+'''
+    run = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    # Routed batch_norm everywhere; tf_slim's Image not fixed; repairs done once; then
+    # patch_tf_slim() adds the five data fixes and nothing else.
+    assert run.stdout.split('\n')[:3] == ['True True', 'False False', '() 5']

@@ -5,9 +5,9 @@ Old code did `slim = tf.contrib.slim` (or `import tf_slim as slim`); with::
     from slimdata import slim
 
 `slim.conv2d`, `slim.arg_scope`, `slim.learning.train`, `slim.queues`, ... are tf_slim's,
-repaired for modern TensorFlow when this module is imported (`slimdata.patch_tf_slim()`: the
-names tf_slim's model code uses that TensorFlow's private modules no longer have, and
-`batch_norm`, whose default path needs a layer TensorFlow 2.21 no longer ships), and
+repaired for modern TensorFlow when this module is imported (`slimdata.tf_slim_patch.
+repair_tf_slim()`: the names tf_slim's code uses that TensorFlow's private modules no longer
+have, and `batch_norm`, whose default path needs a layer TensorFlow 2.21 no longer ships), and
 `slim.dataset`, `slim.tfexample_decoder`, `slim.dataset_data_provider`, `slim.parallel_reader`,
 `slim.prefetch_queue`, `slim.data_decoder`, `slim.data_provider` (and `slim.data.<module>`)
 are slimdata's, which work on modern TensorFlow.
@@ -28,9 +28,9 @@ import tf_slim as _tf_slim
 
 from slimdata.slim import data  # noqa: F401 (slim.data, as tf_slim has it)
 from slimdata.slim.data import MODULES as _DATA_MODULES
-from slimdata.tf_slim_patch import patch_tf_slim as _patch_tf_slim
+from slimdata.tf_slim_patch import repair_tf_slim as _repair_tf_slim
 
-_patch_tf_slim()  # before the names below are copied: they include the routed batch_norm
+_repair_tf_slim()  # before the names below are copied: they include the routed batch_norm
 
 # tf_slim's names, its top-level data modules (all of `tf_slim.data` but test_utils) swapped for
 # slimdata's; `data` is the subpackage slimdata.slim.data, imported above.
