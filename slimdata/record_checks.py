@@ -154,6 +154,7 @@ class _Epoch:
     files_ended: int = 0
     records_read: int = 0
     skips: List[_Skip] = dataclasses.field(default_factory=list)
+    failed: bool = False  # a file of the epoch failed: its own error says what was lost
 
 
 class ReadAccounts:
@@ -222,11 +223,17 @@ class ReadAccounts:
             account = self._epochs.setdefault(key, _Epoch())
             account.files_ended += 1
             account.records_read += records_read
+            account.failed = account.failed or problem is not None
             if skip is not None:
                 account.skips.append(skip)
-            if problem is None and account.files_ended == len(self._checks):
+            if account.files_ended == len(self._checks):
                 del self._epochs[key]
-                problem = self._epoch_ended(int(epoch), account)
+                # Files are read in parallel, and the end of another file may be accounted
+                # (and raised) before a failed file's error reaches the consumer: the epoch's
+                # count is checked only when no file failed, so that the one error raised is
+                # the one that names the damaged file.
+                if not account.failed:
+                    problem = self._epoch_ended(int(epoch), account)
         return (problem or '').encode()
 
     def _shortfall(self, check: tfrecord.FileCheck, records_read: int,
