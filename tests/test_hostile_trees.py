@@ -129,6 +129,37 @@ def test_a_source_over_the_size_bound_is_refused_naming_its_size(copy, tmp_path)
     assert f'{jpeg} has {size:,} bytes or more, over the limit of {size - 1:,} bytes' in message
 
 
+class _Reads:
+    """A file's read function that returns at most `cap` bytes a call (as a kernel read
+    does beyond 2 GiB) from `content`, which grew by `grow` after its size was taken."""
+
+    def __init__(self, content, cap, grow=b''):
+        self.content, self.cap, self.position, self.calls = content + grow, cap, 0, 0
+
+    def __call__(self, wanted):
+        self.calls += 1
+        piece = self.content[self.position:self.position + min(wanted, self.cap)]
+        self.position += len(piece)
+        return piece
+
+
+@pytest.mark.parametrize('cap, grow, calls', [
+    (1 << 40, b'', 1),       # the usual file: one read of its size + 1, which comes back short
+    (7, b'', 4),             # short reads before the end are read on (24 bytes in 7s)
+    (1 << 40, b'more', 2),   # a file that grows while it is read: the growth is read too
+])
+def test_a_source_is_read_to_its_end_whatever_the_reads_return(cap, grow, calls):
+    content = bytes(range(24))
+    reads = _Reads(content, cap, grow)
+    assert fs._read_to_end(reads, 'f', len(content), 1000) == content + grow
+    assert reads.calls == calls
+
+
+def test_a_source_growing_past_the_bound_while_read_is_refused():
+    with pytest.raises(fs.SourceError, match='f has 1,048,601 bytes or more'):
+        fs._read_to_end(_Reads(bytes(24), 1 << 40, bytes(1 << 21)), 'f', 24, 1 << 20)
+
+
 def test_the_size_bound_on_the_command_line(copy, tmp_path, capsys):
     shapes = copy('shapes')
     status = cli.main(['convert', 'image-folder', str(shapes), str(tmp_path / 'out'),

@@ -33,7 +33,8 @@ import io
 import os
 import stat as stat_module
 import sys
-from typing import Any, BinaryIO, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import (Any, BinaryIO, Callable, Iterator, List, NamedTuple, Optional, Sequence,
+                    Tuple, Union)
 
 #: The default bound on one source file (an image, an annotation, an idx file inflated).
 DEFAULT_MAX_SOURCE_BYTES = 1 << 30
@@ -432,18 +433,34 @@ def read_source(path: str, root: Optional[Roots] = None,
       path, root, max_bytes: see `open_source`.
       head: read only the first `head` bytes (to tell a file's format).
     """
-    with open_source(path, root, max_bytes) as file:
-        if head is not None:
-            return file.read(head)
-        data = file.read(file.size + 1)  # one read of the size fstat gave, and EOF seen
-        if len(data) > file.size:  # it grows while being read: take what is there, bounded
-            pieces = [data]
-            while data and sum(map(len, pieces)) <= max_bytes:
-                data = file.read(1 << 20)
-                pieces.append(data)
-            data = b''.join(pieces)
-    _check_size(path, len(data), max_bytes)
-    return data
+    if is_url(path) or head is not None:
+        with open_source(path, root, max_bytes) as file:
+            return file.read(head) if head is not None else _read_to_end(file.read, path,
+                                                                       file.size, max_bytes)
+    # Converters read two files per example: the descriptor itself, without a file object
+    # and a context manager around it, costs 20 us less per file (a quarter of the read).
+    descriptor, file_size = _open_checked(path, root, max_bytes)
+    try:
+        with _naming(path, 'read'):
+            return _read_to_end(functools.partial(os.read, descriptor), path, file_size,
+                                max_bytes)
+    finally:
+        os.close(descriptor)
+
+
+def _read_to_end(read: Callable[[int], bytes], path: str, size: int, max_bytes: int) -> bytes:
+    """Reads to the end of the file: the `size` fstat gave, in one read where the kernel
+    allows (a read returns at most 2 GiB), and whatever it grew by since, up to `max_bytes`."""
+    pieces, total = [], 0
+    while True:
+        wanted = size + 1 - total if total <= size else 1 << 20
+        piece = read(wanted)
+        pieces.append(piece)
+        total += len(piece)
+        _check_size(path, total, max_bytes)
+        if not piece or (len(piece) < wanted and total >= size):
+            break  # a short read at or past the size is the end of the file
+    return pieces[0] if len(pieces) == 1 else b''.join(pieces)
 
 
 @contextlib.contextmanager
@@ -473,6 +490,23 @@ def open_source(path: str, root: Optional[Roots] = None,
         with open_read(path) as file:
             yield file
         return
+    descriptor, file_size = _open_checked(path, root, max_bytes)
+    try:
+        file = _NamedReader(path, open(descriptor, 'rb', buffering=0, closefd=True))
+    except BaseException:
+        os.close(descriptor)
+        raise
+    file.size = file_size
+    with file:
+        yield file
+
+
+def _open_checked(path: str, root: Optional[Roots], max_bytes: int) -> Tuple[int, int]:
+    """Opens a local source file and checks it (see `open_source`): its descriptor and size.
+
+    Raises:
+      FileNotFoundError, SourceError, FileError: as `open_source`.
+    """
     if root is not None and not _HAS_PROC_FD_LINKS:
         check_inside_root(path, root)
     try:
@@ -491,13 +525,10 @@ def open_source(path: str, root: Optional[Roots] = None,
             check_inside_root(_opened_path(descriptor, path), root, shown=path,
                               resolved=_HAS_PROC_FD_LINKS)
         _check_size(path, info.st_size, max_bytes)
-        file = _NamedReader(path, open(descriptor, 'rb', buffering=0, closefd=True))
-        file.size = info.st_size
     except BaseException:
         os.close(descriptor)
         raise
-    with file:
-        yield file
+    return descriptor, info.st_size
 
 
 _FILE_KINDS = ((stat_module.S_ISDIR, 'a folder'), (stat_module.S_ISFIFO, 'a FIFO (named pipe)'),
