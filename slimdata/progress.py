@@ -70,7 +70,8 @@ class Progress:
         if not self._quiet and not self._lines:
             self._bar = tqdm(total=total, desc=desc, unit=unit, file=self._stream,
                              unit_scale=unit_scale, unit_divisor=1024 if unit_scale else 1000,
-                             delay=delay, dynamic_ncols=True, initial=initial)
+                             delay=delay, dynamic_ncols=True, initial=initial,
+                             disable=None)  # only on a terminal: tqdm checks it again
 
     def _line_step(self) -> float:
         return self.total * LINE_FRACTION if self.total else float('inf')
