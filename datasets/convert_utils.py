@@ -126,6 +126,33 @@ def utf8_name(name: str, path: str, what: str) -> str:
     return name
 
 
+def read_text_lines(path: str, policy: SourcePolicy, what: str) -> List[Tuple[int, str]]:
+    """(line number, line) of every line of a UTF-8 text file that is not blank (list files,
+    label files), read through `policy`.
+
+    Raises:
+      ValueError: naming the file as not `what` (e.g. 'a text file of image ids') if it is
+        not UTF-8.
+    """
+    try:
+        text = policy.read(path).decode('utf-8')
+    except UnicodeDecodeError as error:
+        raise ValueError(f'{path} is not {what}: {error}') from error
+    return [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
+
+
+def annotation_size(annotation: xml.etree.ElementTree.Element
+                    ) -> Tuple[Optional[Tuple[int, int]], Tuple[Optional[str], Optional[str]]]:
+    """The (width, height) of a VOC-style annotation's `<size>`, or None when it is missing or
+    not two integers, and the texts found there (for messages)."""
+    size = annotation.find('size')
+    fields = tuple(None if size is None else size.findtext(name) for name in ('width', 'height'))
+    try:
+        return tuple(int(text) for text in fields), fields
+    except (TypeError, ValueError):
+        return None, fields
+
+
 def name_bytes(name: str) -> bytes:
     """A file name's bytes as on disk (undecodable bytes kept), for a bytes feature."""
     return os.fsencode(name)

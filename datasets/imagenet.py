@@ -183,14 +183,12 @@ class ImagenetClass(NamedTuple):
     text: str
 
 
-def read_lines(path: str, policy: Optional[convert_utils.SourcePolicy] = None) -> List[str]:
-    """The non-empty lines of a UTF-8 text file, stripped; ValueError naming the file."""
+def read_lines(path: str, policy: Optional[convert_utils.SourcePolicy] = None
+               ) -> List[Tuple[int, str]]:
+    """(line number, stripped line) of the lines of a UTF-8 text file that are not blank."""
     policy = policy or convert_utils.SourcePolicy(os.path.dirname(path) or '.')
-    try:
-        text = policy.read(path).decode('utf-8')
-    except UnicodeDecodeError as error:
-        raise ValueError(f'{path} is not UTF-8 text ({error})') from error
-    return [line.strip() for line in text.splitlines() if line.strip()]
+    return [(number, line.strip()) for number, line
+            in convert_utils.read_text_lines(path, policy, 'a UTF-8 text file')]
 
 
 def read_synsets(path: str, policy: Optional[convert_utils.SourcePolicy] = None) -> List[str]:
@@ -200,7 +198,7 @@ def read_synsets(path: str, policy: Optional[convert_utils.SourcePolicy] = None)
       ValueError: naming the file and line, for a line with spaces or a synset listed twice.
     """
     synsets: Dict[str, int] = {}
-    for number, line in enumerate(read_lines(path, policy), 1):
+    for number, line in read_lines(path, policy):
         if len(line.split()) != 1:
             raise ValueError(f'{path} line {number}: {line!r} is not one synset')
         if line in synsets:
@@ -220,7 +218,7 @@ def read_metadata(path: str, policy: Optional[convert_utils.SourcePolicy] = None
       ValueError: naming the file and line, for a line without a tab.
     """
     texts = {}
-    for number, line in enumerate(read_lines(path, policy), 1):
+    for number, line in read_lines(path, policy):
         synset, tab, text = line.partition('\t')
         if not tab or not synset.strip() or not text.strip():
             raise ValueError(f'{path} line {number}: {line!r} is not '
@@ -317,16 +315,16 @@ def list_flat_validation(folder: str, labels_file: str, label_of: Dict[str, int]
         raise ValueError(f'{folder} holds the validation images without synset folders, so '
                          f'their labels come from {labels_file}, which does not exist (give '
                          'it with --validation-labels)')
-    synsets = read_lines(labels_file, policy)
-    if len(synsets) != len(paths):
-        raise ValueError(f'{labels_file} has {len(synsets)} labels but {folder} holds '
+    lines = read_lines(labels_file, policy)
+    if len(lines) != len(paths):
+        raise ValueError(f'{labels_file} has {len(lines)} labels but {folder} holds '
                          f'{len(paths)} images; it must have one line per image, in the '
                          'order of the sorted file names')
-    for number, synset in enumerate(synsets, 1):
+    for number, synset in lines:
         if synset not in label_of:
             raise ValueError(f'{labels_file} line {number}: {synset!r} is not a synset of '
                              f'{synsets_source}')
-    return [(path, label_of[synset]) for path, synset in zip(paths, synsets)]
+    return [(path, label_of[synset]) for path, (_, synset) in zip(paths, lines)]
 
 
 def index_box_files(folder: str, policy: convert_utils.SourcePolicy) -> Dict[str, str]:
@@ -446,21 +444,17 @@ def read_boxes(xml_path: str, synset: str, image: images.ImageInfo, image_path: 
 
 def _annotation_size(annotation: Any, image: images.ImageInfo, xml_path: str,
                      image_path: str) -> Tuple[int, int, List[Tuple[str, str]]]:
-    size = annotation.find('size')
-    fields = [None if size is None else size.findtext(name) for name in ('width', 'height')]
-    try:
-        width, height = (int(text) for text in fields)
-    except (TypeError, ValueError):
-        width = height = 0
-    if width <= 0 or height <= 0:
+    size, fields = convert_utils.annotation_size(annotation)
+    if size is None or min(size) <= 0:
         return image.width, image.height, [(
             'boxes normalised by the image size: XML <size> missing or unreadable',
             f'{xml_path}: <size> gives width={fields[0]!r} height={fields[1]!r}')]
-    if (width, height) != (image.width, image.height):
-        return width, height, [(
+    if size != (image.width, image.height):
+        return size[0], size[1], [(
             'XML <size> differs from the image (boxes normalised by the XML\'s)',
-            f'{xml_path} says {width}x{height}, {image_path} is {image.width}x{image.height}')]
-    return width, height, []
+            f'{xml_path} says {size[0]}x{size[1]}, {image_path} is '
+            f'{image.width}x{image.height}')]
+    return size[0], size[1], []
 
 
 def _files_of(item: ImagenetImage) -> List[str]:

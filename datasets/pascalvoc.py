@@ -219,16 +219,10 @@ def read_image_ids(voc_folder: str, split: str,
                        if name.endswith('.txt') and '_' not in name)
         raise ValueError(f'{list_file} does not exist: no split {split!r} in {voc_folder}; '
                          f'the splits there are {known}')
-    data = policy.read(list_file)
-    try:
-        lines = data.decode('utf-8').splitlines()
-    except UnicodeDecodeError as error:
-        raise ValueError(f'{list_file} is not a text file of image ids: {error}') from error
     image_ids, line_of_id = [], {}
-    for line_number, line in enumerate(lines, 1):
+    for line_number, line in convert_utils.read_text_lines(list_file, policy,
+                                                           'a text file of image ids'):
         fields = line.split()
-        if not fields:
-            continue
         where = f'{list_file}:{line_number}'
         if len(fields) != 1:
             raise ValueError(f'{where}: expected one image id per line, got {line!r} (is this '
@@ -349,11 +343,8 @@ def _read_file(policy: convert_utils.SourcePolicy, path: str, missing: str) -> b
 def _compare_sizes(annotation: xml.etree.ElementTree.Element, jpeg_size: Tuple[int, int],
                    xml_path: str, jpeg_path: str) -> List[Tuple[str, str]]:
     """Notes when the XML's <size> is missing or disagrees with the JPEG (which wins)."""
-    size = annotation.find('size')
-    fields = [None if size is None else size.findtext(name) for name in ('width', 'height')]
-    try:
-        xml_size = tuple(int(text) for text in fields)
-    except (TypeError, ValueError):
+    xml_size, fields = convert_utils.annotation_size(annotation)
+    if xml_size is None:
         return [('image size from JPEG: XML <size> missing or unreadable',
                  f'{xml_path}: <size> gives width={fields[0]!r} height={fields[1]!r}; '
                  f'{jpeg_path} is {jpeg_size[0]}x{jpeg_size[1]}')]

@@ -338,15 +338,10 @@ def list_voc_seg(root: str, split: str, label_dir: str,
         available = [name[:-4] for name in _listdir(list_dir) if name.endswith('.txt')]
         raise ValueError(f'no list file {list_file} for split {split!r}; '
                          f'lists in {list_dir}: {available}')
-    try:
-        text = policy.read(list_file).decode('utf-8')
-    except UnicodeDecodeError as error:
-        raise ValueError(f'{list_file} is not a text file of image ids: {error}') from error
     sources = []
-    for line_number, line in enumerate(text.splitlines(), 1):
+    for line_number, line in convert_utils.read_text_lines(list_file, policy,
+                                                           'a text file of image ids'):
         tokens = line.split()
-        if not tokens:
-            continue
         if len(tokens) != 1:
             raise ValueError(f'{list_file}:{line_number}: expected one image id per line, '
                              f'got {line.strip()!r}')

@@ -23,6 +23,7 @@ from slimdata._tf import tf
 from slimdata.datasets import dataset_factory, imagenet
 from slimdata.records import example_schema, tfrecord
 from test_classification import read_all
+from test_compat import _bytes, _float, _int64
 
 # Listed out of alphabetical order, so a label taken from a sorted listing would be wrong.
 SYNSETS = ['n01484850', 'n01440764', 'n01443537']
@@ -254,23 +255,15 @@ def test_records_of_build_imagenet_data_are_read_through_the_factory(tmp_path, c
 
 
 def _build_imagenet_data_example(jpeg, label):
-    def ints(values):
-        return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
-
-    def floats(values):
-        return tf.train.Feature(float_list=tf.train.FloatList(value=values))
-
-    def strings(values):
-        return tf.train.Feature(bytes_list=tf.train.BytesList(value=values))
     return tf.train.Example(features=tf.train.Features(feature={
-        'image/height': ints([30]), 'image/width': ints([20]),
-        'image/colorspace': strings([b'RGB']), 'image/channels': ints([3]),
-        'image/class/label': ints([label]), 'image/class/synset': strings([b'n00000001']),
-        'image/class/text': strings([b'some text']),
-        'image/object/bbox/xmin': floats([0.2]), 'image/object/bbox/xmax': floats([0.6]),
-        'image/object/bbox/ymin': floats([0.1]), 'image/object/bbox/ymax': floats([0.5]),
-        'image/object/bbox/label': ints([label]), 'image/format': strings([b'JPEG']),
-        'image/filename': strings([b'x.JPEG']), 'image/encoded': strings([jpeg])}))
+        'image/height': _int64([30]), 'image/width': _int64([20]),
+        'image/colorspace': _bytes([b'RGB']), 'image/channels': _int64([3]),
+        'image/class/label': _int64([label]), 'image/class/synset': _bytes([b'n00000001']),
+        'image/class/text': _bytes([b'some text']),
+        'image/object/bbox/xmin': _float([0.2]), 'image/object/bbox/xmax': _float([0.6]),
+        'image/object/bbox/ymin': _float([0.1]), 'image/object/bbox/ymax': _float([0.5]),
+        'image/object/bbox/label': _int64([label]), 'image/format': _bytes([b'JPEG']),
+        'image/filename': _bytes([b'x.JPEG']), 'image/encoded': _bytes([jpeg])}))
 
 
 def test_validation_in_synset_folders_and_the_same_bytes_with_two_workers(tmp_path):
@@ -334,6 +327,9 @@ def _write(path, text):
      r'their labels come from .*synset_labels.txt, which does not exist'),
     (lambda src: _write(src / imagenet.SYNSETS_FILENAME, 'n01440764\nn01443537\nn01440764\n'),
      r'synsets.txt line 3: n01440764 is listed twice \(first on line 1\)'),
+    (lambda src: _write(src / imagenet.SYNSETS_FILENAME,
+                        'n01440764\n\nn01443537\nn01440764\n'),  # blank lines count
+     r'synsets.txt line 4: n01440764 is listed twice \(first on line 1\)'),
     (lambda src: _write(src / imagenet.METADATA_FILENAME, 'n01440764\ttench\n'),
      r'imagenet_metadata.txt has no text for 2 synset\(s\), e.g. n01484850, n01443537'),
     (lambda src: _write(src / imagenet.METADATA_FILENAME, 'n01440764 tench\n'),
