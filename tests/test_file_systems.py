@@ -65,3 +65,15 @@ def test_worker_processes_cannot_write_into_ram(tmp_path):
     from slimdata.records.writer import write_sharded
     with pytest.raises(ValueError, match='ram:// is TensorFlow\'s in-memory file system'):
         write_sharded(range(4), len, 'ram://slimdata_file_systems/w', 'train', 2, workers=2)
+
+
+def test_a_source_file_behind_a_url_is_read_whole_and_bounded():
+    import tensorflow as tf
+    path = 'ram://sources/annotation.xml'
+    content = bytes(range(256)) * 40
+    with tf.io.gfile.GFile(path, 'wb') as file:
+        file.write(content)
+    assert fs.read_source(path) == content
+    assert fs.read_source(path, head=4) == content[:4]
+    with pytest.raises(fs.SourceError, match=f'{path} has 10,240 bytes or more'):
+        fs.read_source(path, max_bytes=10_000)

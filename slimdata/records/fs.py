@@ -486,8 +486,10 @@ def open_source(path: str, root: Optional[Roots] = None,
             raise FileNotFoundError(errno.ENOENT, 'No such file', path)
         if isdir(path):
             raise SourceError(f'{path} is a folder, not a regular file')
-        _check_size(path, size(path), max_bytes)
+        file_size = size(path)
+        _check_size(path, file_size, max_bytes)
         with open_read(path) as file:
+            file.size = file_size  # as for a local file: `read_source` reads this much at once
             yield file
         return
     descriptor, file_size = _open_checked(path, root, max_bytes)
