@@ -18,7 +18,7 @@ Code you cannot edit keeps ``tf_slim``: ``slimdata.patch_tf_slim()`` (or the sta
 ``slimdata.tf_slim_patch``.
 """
 
-__version__ = '0.2.0'
+from slimdata.version import __version__  # noqa: F401  (slimdata.__version__)
 
 # Not `from typing import TYPE_CHECKING`: the start-up hook imports this package in every
 # interpreter, which must not pay for `typing`. Type checkers treat any TYPE_CHECKING as true.

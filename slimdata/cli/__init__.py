@@ -38,8 +38,9 @@ import sys
 import threading
 from typing import Iterator, List, Optional, Sequence, Tuple
 
-from slimdata import __version__, progress
+from slimdata import progress
 from slimdata.cli.common import CommandLineError
+from slimdata.version import __version__
 
 #: The commands, in the order `slimdata --help` lists them; each is `slimdata.cli.<name>`
 #: (`patch_tf_slim` is the command `patch-tf-slim`).

@@ -35,7 +35,7 @@ import json
 import os
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence
 
-from slimdata import __version__
+from slimdata.version import __version__
 from slimdata.records import fs
 
 DATASET_INFO_FILENAME = 'dataset_info.json'

@@ -30,7 +30,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 import numpy as np
 
-from slimdata import __version__
+from slimdata.version import __version__
 from slimdata.records import fs
 
 
