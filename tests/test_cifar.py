@@ -78,7 +78,7 @@ def _as_multiset(pairs):
 def test_cifar10_records_hold_the_source_pixels_and_labels(tmp_path):
     expected = make_cifar10(tmp_path / 'src')
     out = tmp_path / 'out'
-    summaries = cifar.convert_cifar('cifar10', str(tmp_path / 'src'), str(out))
+    summaries = cifar.convert_cifar10(str(tmp_path / 'src'), str(out))
     assert {split: summary.num_records for split, summary in summaries.items()} == {
         'train': 20, 'test': 4}
     for split in ('train', 'test'):
@@ -97,7 +97,7 @@ def test_cifar100_coarse_labels_read_without_tensorflow(tmp_path):
     expected = make_cifar100(tmp_path / 'src')
     out = tmp_path / 'out'
     # SRC may be the unpacked folder itself.
-    cifar.convert_cifar('cifar100', str(tmp_path / 'src' / 'cifar-100-python'), str(out),
+    cifar.convert_cifar100(str(tmp_path / 'src' / 'cifar-100-python'), str(out),
                         label_mode='coarse')
     pixels, _, coarse = expected['test']
     records = []
@@ -155,7 +155,7 @@ def test_a_pickle_that_would_run_code_is_refused_naming_the_file(tmp_path):
     marker = tmp_path / 'it-ran'
     _dump(batch, {b'data': _RunsACommand(marker), b'labels': []})
     with pytest.raises(ValueError) as error:
-        cifar.convert_cifar('cifar10', str(tmp_path / 'src'), str(tmp_path / 'out'))
+        cifar.convert_cifar10(str(tmp_path / 'src'), str(tmp_path / 'out'))
     assert str(batch) in str(error.value) and 'system' in str(error.value)
     assert not marker.exists()
     assert not (tmp_path / 'out').exists()
@@ -180,7 +180,7 @@ def test_a_damaged_batch_is_an_error_naming_file_and_key(tmp_path, damage, messa
         original = pickle.load(stream, encoding='bytes')
     _dump(batch, damage(original))
     with pytest.raises(ValueError, match=message) as error:
-        cifar.convert_cifar('cifar10', str(tmp_path / 'src'), str(tmp_path / 'out'))
+        cifar.convert_cifar10(str(tmp_path / 'src'), str(tmp_path / 'out'))
     assert str(batch) in str(error.value)
 
 
@@ -189,9 +189,9 @@ def test_a_missing_batch_or_folder_is_named(tmp_path):
     missing = tmp_path / 'src' / 'cifar-10-batches-py' / 'data_batch_4'
     missing.unlink()
     with pytest.raises(FileNotFoundError, match='data_batch_4'):
-        cifar.convert_cifar('cifar10', str(tmp_path / 'src'), str(tmp_path / 'out'))
+        cifar.convert_cifar10(str(tmp_path / 'src'), str(tmp_path / 'out'))
     with pytest.raises(ValueError, match='neither batches.meta nor cifar-10-batches-py/'):
-        cifar.convert_cifar('cifar10', str(tmp_path), str(tmp_path / 'out'))
+        cifar.convert_cifar10(str(tmp_path), str(tmp_path / 'out'))
     truncated = tmp_path / 'src' / 'cifar-10-batches-py' / 'test_batch'
     truncated.write_bytes(truncated.read_bytes()[:500])
     with pytest.raises(ValueError, match='not a CIFAR python pickle'):
@@ -201,7 +201,7 @@ def test_a_missing_batch_or_folder_is_named(tmp_path):
 def test_slims_own_reader_settings_read_the_records(tmp_path):
     """models/research/slim's cifar10 reader keys, with slimdata's shard pattern."""
     expected = make_cifar10(tmp_path / 'src', rows_per_batch=2)
-    cifar.convert_cifar('cifar10', str(tmp_path / 'src'), str(tmp_path / 'out'))
+    cifar.convert_cifar10(str(tmp_path / 'src'), str(tmp_path / 'out'))
     keys_to_features = {
         'image/encoded': tf.io.FixedLenFeature((), tf.string, default_value=''),
         'image/format': tf.io.FixedLenFeature((), tf.string, default_value='png'),

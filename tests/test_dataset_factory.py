@@ -51,11 +51,13 @@ def test_unknown_split_lists_the_known_ones(tmp_path):
 
 
 def test_every_name_has_a_descriptor_with_items(tmp_path):
-    dataset_info.write_dataset_info(
-        str(tmp_path), 'image_folder',
-        {'train': [{'file': 'train-00000-of-00001.tfrecord', 'num_records': 3}]},
-        labels_to_names={0: 'cat', 1: 'dog'})
     for name in dataset_factory.DATASETS_MAP:
         split = 'train_fine' if name == 'cityscapes' else 'train'
-        dataset = dataset_factory.get_dataset(name, split, str(tmp_path))
+        (tmp_path / name).mkdir()
+        dataset_info.write_dataset_info(
+            str(tmp_path / name), name,
+            {split: [{'file': f'{split}-00000-of-00001.tfrecord', 'num_records': 3}]},
+            labels_to_names={0: 'cat', 1: 'dog'})
+        dataset = dataset_factory.get_dataset(name, split, str(tmp_path / name))
         assert 'image' in dataset.decoder.list_items(), name
+        assert dataset.num_samples == 3
