@@ -291,8 +291,17 @@ def read_label_names(path: str, names_key: bytes,
     names = _entry(load_pickle(path, policy), names_key, path)
     if not isinstance(names, list) or not names:
         raise ValueError(f'{path}: {names_key!r} is not a list of names')
-    return {index: name.decode('utf-8') if isinstance(name, bytes) else str(name)
-            for index, name in enumerate(names)}
+    labels_to_names = {}
+    for index, name in enumerate(names):
+        if not isinstance(name, (bytes, str)):
+            raise ValueError(f'{path}: {names_key!r}[{index}] is a {type(name).__name__}, '
+                             'expected a name')
+        try:
+            labels_to_names[index] = name.decode('utf-8') if isinstance(name, bytes) else name
+        except UnicodeDecodeError as error:
+            raise ValueError(f'{path}: {names_key!r}[{index}] = {name[:40]!r} is not UTF-8 '
+                             f'text ({error.reason})') from None
+    return labels_to_names
 
 
 def read_batch(path: str, label_key: bytes, num_classes: int,
