@@ -155,6 +155,8 @@ class Progress:
         return self
 
     def __exit__(self, exc_type, exc_value, traceback) -> None:
+        if exc_type is not None and issubclass(exc_type, BrokenPipeError):
+            self._quiet = True  # the reader of the output went away: nothing more to say
         self.close(stopped=exc_type is not None)
 
 

@@ -81,7 +81,18 @@ class Terminated(BaseException):
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Runs one command; returns the exit status."""
-    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        try:
+            return _run(sys.argv[1:] if argv is None else list(argv))
+        finally:
+            # A closed pipe shows here, not in the interpreter's last flush, where it would
+            # print a traceback (--help and usage errors leave through SystemExit).
+            sys.stdout.flush()
+    except BrokenPipeError:
+        return _end_on_closed_pipe()
+
+
+def _run(argv: List[str]) -> int:
     _escape_unprintable_output()
     argv, pipeline_args = _split_pipeline_args(argv)
     parser = build_parser(selected=_command_of(argv))
@@ -99,11 +110,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         os.environ.setdefault('TF_ENABLE_ONEDNN_OPTS', '0')
     try:
         with _terminate_like_interrupt():
-            status = args.run(args)
-            sys.stdout.flush()  # a closed pipe shows here, not at the interpreter's exit
-            return status
-    except BrokenPipeError:
-        return _end_on_closed_pipe()
+            return args.run(args)
     except CommandLineError as error:
         print(f'slimdata {args.command}: error: {error}', file=sys.stderr)
         return 2
