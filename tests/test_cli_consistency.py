@@ -140,7 +140,9 @@ def test_verify_json_lists_the_problems_and_exits_1(tmp_path):
     run = slimdata('verify', '--json', path)
     report = json.loads(run.stdout)
     assert run.returncode == 1 and report['ok'] is False
-    assert len(report['problems']) == 1 and path in report['problems'][0]
+    [problem] = report['problems']
+    assert (problem['file'], problem['record'], problem['kind']) == (path, 0, 'damaged-record')
+    assert problem['message'].startswith(f'{path}: record 0 at byte offset 0')
 
 
 def test_inspect_takes_a_folder_shows_the_recorded_schema_and_imports_no_tensorflow(converted):
