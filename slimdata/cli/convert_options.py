@@ -63,7 +63,7 @@ def add_arguments(kind: str, parser: argparse.ArgumentParser) -> None:
                else ' '.join(own.default_splits))
     parser.add_argument('--split', dest='splits', nargs='+', metavar='SPLIT',
                         required=own.required_split, default=own.default_splits,
-                        help=f'{own.split_help}; several may be given, e.g. --split train val'
+                        help=f'the splits to write, one or several: {own.split_help}'
                              + ('' if own.required_split else f' (default: {default})'))
     own.add_own(parser)
     _add_common_options(parser)
@@ -318,7 +318,7 @@ Converts splits of Pascal VOC (2007 or 2012) to TFRecords in SSD-Tensorflow's la
 Only the ids listed in ImageSets/Main/<split>.txt are converted.
 """,
         'the VOC tree (see above)',
-        'the lists in ImageSets/Main to convert: train, val, trainval, test', None,
+        'lists in ImageSets/Main, e.g. train, val, trainval, test', None,
         _voc_options, _voc_keywords, required_split=True),
     'voc-seg': KindOptions(
         f"""\
@@ -329,7 +329,7 @@ Convert a Pascal VOC segmentation tree (deeplab's: VOC2012) to deeplab TFRecords
       SegmentationClassRaw/<id>.png       class indices, or
       SegmentationClass/<id>.png          palette PNGs (indices are read, not colours)
 """,
-        'the VOC tree (see above)', 'the lists in ImageSets/Segmentation',
+        'the VOC tree (see above)', 'lists in ImageSets/Segmentation, e.g. train, val',
         ['train', 'val'], _voc_seg_options, _voc_seg_keywords),
     'cityscapes': KindOptions(
         'Convert a Cityscapes tree (fine annotations) to deeplab TFRecords. Expects SRC with '
