@@ -159,3 +159,10 @@ def test_inspect_takes_a_folder_shows_the_recorded_schema_and_imports_no_tensorf
         in run.stdout
     assert "'image/class/label': tf.io.FixedLenFeature([1], tf.int64, default_value=[0])," \
         in run.stdout
+
+
+def test_quiet_ends_with_the_command(converted, tmp_path, capsys):
+    """cli.main in a longer program: its -q does not silence what the program does next."""
+    from slimdata import progress
+    assert cli.main(['-q', 'verify', str(converted[0] / 'out')]) == 0
+    assert progress.is_quiet() is False

@@ -267,3 +267,19 @@ def test_verify_json_gives_each_problem_as_fields(trees, tmp_path):
     assert by_kind['missing-shard']['record'] is None
     [second_report] = report['files']
     assert second_report['problems'] == [damaged]
+
+
+# ----------------------------------------------------------------------------------------------
+# The schema converters record without TensorFlow
+
+@pytest.mark.parametrize('module', ['classification', 'imagenet', 'pascalvoc', 'segmentation'])
+def test_the_recorded_schema_is_what_the_tensorflow_specs_say(module):
+    """Converters record FEATURES, declared without TensorFlow; the descriptors build their
+    tf.io specs from it. Described back from those specs, it is the same, field for field
+    (so folders converted before, which recorded the specs' description, re-run alike)."""
+    import importlib
+    datasets_module = importlib.import_module(f'slimdata.datasets.{module}')
+    specs = datasets_module.keys_to_features()
+    assert dataset_info.keys_to_features_to_json(specs) == \
+        dataset_info.keys_to_features_to_json(datasets_module.FEATURES)
+    assert type(specs['image/encoded']).__name__ == 'FixedLenFeature'

@@ -62,6 +62,6 @@ def test_the_troubleshooting_page_shows_the_damage_matrix():
 
 @pytest.mark.parametrize('page', ['converters.md', 'troubleshooting.md'])
 def test_no_page_uses_the_old_names(page):
-    text = (DOCS / page).read_text().split('## Renamed in')[0]  # but where it says so
+    text = (DOCS / page).read_text().split('## Renamed names')[0]  # but where it says so
     old = re.findall(r'--workers \d|workers=\d|pascalvoc\.convert\(|train_shards=', text)
     assert old == []

@@ -101,13 +101,14 @@ def _run(argv: List[str]) -> int:
     if pipeline_args and getattr(args, 'runner', None) is None:
         parser.error(f'options after -- ({" ".join(pipeline_args)}) are Beam pipeline '
                      'options, for `slimdata convert ... --runner RUNNER -- OPTIONS`')
-    progress.configure(quiet=getattr(args, 'quiet', False))
     if not getattr(args, 'verbose', False):
         # TensorFlow's C++ start-up lines (oneDNN, CPU features, absl) are noise to the user
         # of a command line tool; the user's own settings win. oneDNN's graph rewrites change
         # no result here: the commands run no models.
         os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
         os.environ.setdefault('TF_ENABLE_ONEDNN_OPTS', '0')
+    quiet_before = progress.is_quiet()  # main() may run in a program that goes on after it
+    progress.configure(quiet=getattr(args, 'quiet', False))
     try:
         with _terminate_like_interrupt():
             return args.run(args)
@@ -120,6 +121,8 @@ def _run(argv: List[str]) -> int:
     except Terminated as stop:
         print(f'slimdata {args.command}: terminated ({stop})', file=sys.stderr)
         return 128 + stop.signal_number
+    finally:
+        progress.configure(quiet=quiet_before)
 
 
 def _command_of(argv: Sequence[str]) -> Optional[str]:
