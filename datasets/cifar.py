@@ -127,7 +127,9 @@ class _DType:
 
     def dtype(self) -> np.dtype:
         dtype = np.dtype(self.code)
-        return dtype.newbyteorder(self.byte_order) if self.byte_order in '<>' else dtype
+        if self.byte_order == '<':
+            return dtype.newbyteorder('<')
+        return dtype.newbyteorder('>') if self.byte_order == '>' else dtype
 
 
 class _ArrayState:
@@ -144,11 +146,11 @@ class _ArrayState:
             raise _RefusedPickle(f'{self._path}: a numpy array with the state {_short(state)}; '
                                  'expected (version, shape, dtype, fortran order, bytes)')
         _, shape, dtype, fortran, data = state
-        self.array = _array_from_bytes(self._path, data, dtype, shape,
-                                       'F' if fortran is True else 'C')
+        self.array = _array_from_bytes(self._path, data, dtype, shape, fortran is True)
 
 
-def _array_from_bytes(path: str, data: Any, dtype: Any, shape: Any, order: str) -> np.ndarray:
+def _array_from_bytes(path: str, data: Any, dtype: Any, shape: Any,
+                      fortran_order: bool = False) -> np.ndarray:
     """The array of `shape` and `dtype` over the bytes `data` of the file (no copy)."""
     if not isinstance(dtype, _DType):
         raise _RefusedPickle(f'{path}: a numpy array of type {_short(dtype)}; a CIFAR batch '
@@ -164,7 +166,7 @@ def _array_from_bytes(path: str, data: Any, dtype: Any, shape: Any, order: str) 
     if needed != len(data):
         raise _RefusedPickle(f'{path}: a numpy array of shape {shape} and type {dtype.code} '
                              f'needs {needed:,} bytes; the file holds {len(data):,} for it')
-    return np.frombuffer(data, dtype.dtype()).reshape(shape, order=order)
+    return np.frombuffer(data, dtype.dtype()).reshape(shape, order='F' if fortran_order else 'C')
 
 
 def _short(value: Any, limit: int = 80) -> str:
@@ -214,11 +216,11 @@ class _BatchUnpickler(pickle.Unpickler):
 
     def _frombuffer(self, data: Any, dtype: Any, shape: Any, order: Any) -> np.ndarray:
         # An array pickled with protocol 5: its bytes in the pickle, then type and shape.
-        return _array_from_bytes(self._path, data, dtype, shape, 'F' if order == 'F' else 'C')
+        return _array_from_bytes(self._path, data, dtype, shape, order == 'F')
 
     def _scalar(self, dtype: Any, data: Any) -> Union[int, float]:
         # A numpy scalar (an int64 label) is its type and its bytes: read as a Python number.
-        array = _array_from_bytes(self._path, data, dtype, (1,), 'C')
+        array = _array_from_bytes(self._path, data, dtype, (1,))
         return array[0].item()
 
     def _encode(self, text: Any, encoding: Any = 'utf-8') -> bytes:
@@ -386,8 +388,8 @@ def convert_cifar(dataset: str, src: str, output_dir: str, **options: Any
     if dataset not in LAYOUTS:
         raise ValueError(f'unknown CIFAR dataset {dataset!r}; expected one of {sorted(LAYOUTS)}')
     warn_renamed(f'convert_cifar({dataset!r}, ...)', f'convert_{dataset}(...)')
-    return {'cifar10': convert_cifar10, 'cifar100': convert_cifar100}[dataset](
-        src, output_dir, **options)
+    convert = convert_cifar10 if dataset == 'cifar10' else convert_cifar100
+    return convert(src, output_dir, **options)
 
 
 def _convert(dataset: str, src: str, output_dir: str, label_mode: str,

@@ -526,11 +526,11 @@ def convert_imagenet(src: str, output_dir: str, bounding_boxes: Optional[str] = 
     box_files = index_box_files(bounding_boxes, policy) if bounding_boxes else {}
     listed: Dict[str, List[ImagenetImage]] = {}
     skipped: Dict[str, List[str]] = {}
-    if 'train' in selected:
+    if train_dir is not None and 'train' in selected:
         listed['train'] = _with_boxes(
             list_synset_folders(train_dir, label_of, synsets_source, policy, skipped),
             box_files)
-    if 'validation' in selected:
+    if validation_dir is not None and 'validation' in selected:
         listed['validation'] = _with_boxes(_list_validation(
             src, validation_dir, validation_labels_file, label_of, synsets_source, policy,
             skipped), box_files)

@@ -133,10 +133,10 @@ def verify_files(files: Sequence[str], compression: Optional[str] = tfrecord.AUT
             if result is not None:
                 report.results[_key(path)] = result
                 checksums[_key(path)] = checksum[0]
-                if not result.ok:
-                    error = result.error
-                    problems.append(Problem(str(error), path, 'damaged-record',
-                                            error.record_index, error.offset))
+                if result.error is not None:
+                    damage = result.error
+                    problems.append(Problem(str(damage), path, 'damaged-record',
+                                            damage.record_index, damage.offset))
                 if decode:
                     decoded, decode_problems = decode_images(path, compression)
                     report.decoded += decoded
