@@ -5,8 +5,9 @@ from pathlib import Path
 from setuptools import find_packages, setup
 
 HERE = Path(__file__).parent
+# Read, not imported: importing slimdata at build time would need its dependencies.
 VERSION = re.search(r"__version__ = '([^']+)'",
-                    (HERE / 'slimdata' / '__init__.py').read_text()).group(1)
+                    (HERE / 'slimdata' / 'version.py').read_text()).group(1)
 
 # TensorFlow is an extra, the way TF ecosystem packages declare it, so that users with a
 # custom or GPU build keep theirs: pip install slimdata[cpu] | slimdata[gpu] | slimdata.

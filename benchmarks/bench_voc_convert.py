@@ -166,9 +166,9 @@ def convert_once(voc: str, output_dir: str, workers: int, beam: bool,
     # The CPU of workers that have ended: os.times counts children that were waited for.
     children_before = os.times().children_user + os.times().children_system
     with Sampler() as sampler, contextlib.redirect_stderr(io.StringIO()):
-        pascalvoc.convert(voc, output_dir, '2007', 'trainval', num_shards=num_shards,
-                          workers=workers, seed=0,
-                          beam_options=['--runner=DirectRunner'] if beam else None)
+        pascalvoc.convert_voc(voc, output_dir, '2007', 'trainval', num_shards=num_shards,
+                              processes=workers, seed=0,
+                              beam_options=['--runner=DirectRunner'] if beam else None)
     wall = time.perf_counter() - start
     cpu = (time.process_time() - start_cpu + os.times().children_user
            + os.times().children_system - children_before)

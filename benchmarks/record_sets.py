@@ -213,7 +213,7 @@ def generate_record_set(spec: RecordSetSpec, folder: str, workers: int = 2) -> N
         shutil.rmtree(folder)
     encode, module, labels_to_names, extra = _WRITERS[spec.name]
     summary = write_sharded(list(range(spec.num_records)), functools.partial(encode, spec=spec),
-                            folder, spec.split, spec.num_shards, workers=workers,
+                            folder, spec.split, spec.num_shards, processes=workers,
                             desc=f'bench records {spec.name}')
     print(summary.format(), file=sys.stderr)
     dataset_info.write_dataset_info(folder, spec.dataset_name, {spec.split: summary.shards},

@@ -16,15 +16,17 @@ Converters:
       `<name>_<label>.<ext>` files. If every label is a non-negative integer, it is the label
       id (`cat_3.jpg` -> 3); otherwise every label is a class name (`x_cat.jpg`), and the
       names, sorted, get ids 0..n-1.
-  `convert_mnist_idx(src_dir, ...)`: the MNIST idx files (`train-images-idx3-ubyte`,
+  `convert_mnist_idx(src, ...)`: the MNIST idx files (`train-images-idx3-ubyte`,
       `train-labels-idx1-ubyte`, `t10k-...`, each optionally `.gz`), parsed here and checked
       (magic numbers, sizes, counts); digits are stored as PNG.
 
 Images are identified by their bytes, not their names: a file that is not a JPEG or PNG is an
 error naming it, or with `on_non_image='skip'` is left out and counted in the train split's
-summary. Every source file is read through `convert_utils.SourcePolicy` (nothing outside the
-source folder, nothing but regular files, a size bound) and every image checked
-(`slimdata.records.images`), so a damaged one is an error naming it. Class names and labels
+summary. Hidden files and folders (names starting with '.': `.DS_Store`, `.ipynb_checkpoints`)
+are never images or classes: they are always left out, and counted there too. Every source
+file is read through `convert_utils.SourcePolicy` (nothing outside the source folder, nothing
+but regular files, a size bound) and every image checked (`slimdata.records.images`), so a
+damaged one is an error naming it. Class names and labels
 taken from file names must be UTF-8 (they are stored as text); other names may be anything.
 The train/validation split is a seeded shuffle of the sorted file list: the same files and
 seed give the same split on any machine.
@@ -32,34 +34,36 @@ seed give the same split on any machine.
 CIFAR-10 and CIFAR-100's pickle batches have their converter in `slimdata.datasets.cifar`.
 
 Descriptors: `get_split(name, split, dataset_dir)` for 'mnist', 'cifar10', 'cifar100',
-'flowers' (with
-slim's published sizes and label names as fallbacks) and 'image_folder' (anything converted
-by `convert_image_folder`; sizes and labels only from its `dataset_info.json`). Items: `image`
-and `label`.
+'flowers' (with slim's published sizes and label names as fallbacks) and 'image_folder'
+(anything converted by `convert_image_folder`; sizes and labels only from its
+`dataset_info.json`). Items: `image` and `label`. A folder whose `dataset_info.json` names
+another dataset is refused (flowers also read an image_folder conversion; image_folder reads
+any classification folder).
 
-Converter worker processes import this module to run its encode functions, so it does not
-import TensorFlow when imported: the functions that need it (descriptors, folder listings)
-import it when called.
+Converters (and their worker processes) never import TensorFlow: the schema they record is
+declared without it (`FEATURES`), and only the descriptors, which build `tf.io` specs and item
+handlers, import it when called.
 """
 
-import argparse
 import dataclasses
 import functools
+import math
 import os
 import zlib
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from slimdata.dataset import Dataset
-from slimdata.cli import common as arguments
 from slimdata.datasets import convert_utils
+from slimdata.deprecation import renamed_argument
 from slimdata.records import dataset_info, fs, images
 from slimdata.records.example import serialize_example
 from slimdata.records.writer import SplitSource, WriteSummary, write_dataset
 
 ON_NON_IMAGE_CHOICES = ('error', 'skip')
 NON_IMAGE_REASON = 'not a JPEG or PNG image'
+HIDDEN_REASON = "hidden files and folders (names starting with '.')"
 
 _ITEMS_TO_DESCRIPTIONS = {
     'image': 'A color image of varying size (fixed size for mnist and cifar10).',
@@ -122,22 +126,30 @@ PUBLISHED_DATASETS = {
 }
 #: The descriptor of folders converted by `convert_image_folder` (no published facts).
 IMAGE_FOLDER = 'image_folder'
+#: The names classification converters record; the image_folder descriptor reads them all.
+CLASSIFICATION_DATASETS = (*PUBLISHED_DATASETS, IMAGE_FOLDER)
+#: Descriptors that read folders recorded under another name: flowers are converted by
+#: `convert_image_folder` (`slimdata convert image-folder flower_photos/ ...`).
+_READS = {'flowers': ('flowers', IMAGE_FOLDER)}
 
 
 # ----------------------------------------------------------------------------------------
 # Record layout and descriptors
 
 
+#: The feature specs of slim's classification records, as dataset_info.json records them.
+FEATURES = {
+    'image/encoded': dataset_info.fixed_len([], 'string', ''),
+    'image/format': dataset_info.fixed_len([], 'string', 'png'),
+    'image/class/label': dataset_info.fixed_len([1], 'int64', [0]),
+    'image/height': dataset_info.fixed_len([], 'int64', 0),
+    'image/width': dataset_info.fixed_len([], 'int64', 0),
+}
+
+
 def keys_to_features() -> Dict[str, Any]:
-    """The feature specs of slim's classification records."""
-    from slimdata._tf import tf
-    return {
-        'image/encoded': tf.io.FixedLenFeature((), tf.string, default_value=''),
-        'image/format': tf.io.FixedLenFeature((), tf.string, default_value='png'),
-        'image/class/label': tf.io.FixedLenFeature([1], tf.int64, default_value=[0]),
-        'image/height': tf.io.FixedLenFeature((), tf.int64, default_value=0),
-        'image/width': tf.io.FixedLenFeature((), tf.int64, default_value=0),
-    }
+    """The `tf.io` feature specs of slim's classification records (`FEATURES`)."""
+    return dataset_info.keys_to_features_from_json(FEATURES)
 
 
 def items_to_handlers(image_shape: Optional[Sequence[int]] = None) -> Dict[str, Any]:
@@ -184,7 +196,7 @@ def get_split(dataset_name: str, split_name: str, dataset_dir: str,
         return dataset_utils.make_dataset(
             IMAGE_FOLDER, split_name, dataset_dir, keys_to_features(), items_to_handlers(),
             _ITEMS_TO_DESCRIPTIONS, published_split_sizes={}, file_pattern=file_pattern,
-            reader=reader)
+            reader=reader, reads=CLASSIFICATION_DATASETS)
     if dataset_name not in PUBLISHED_DATASETS:
         raise ValueError(f'unknown classification dataset {dataset_name!r}; known: '
                          f'{sorted(PUBLISHED_DATASETS) + [IMAGE_FOLDER]}')
@@ -193,7 +205,8 @@ def get_split(dataset_name: str, split_name: str, dataset_dir: str,
         dataset_name, split_name, dataset_dir, keys_to_features(),
         items_to_handlers(published.image_shape), _ITEMS_TO_DESCRIPTIONS,
         published.splits_to_sizes, published.labels_to_names, file_pattern=file_pattern,
-        reader=reader, num_classes=len(published.labels_to_names))
+        reader=reader, reads=_READS.get(dataset_name, (dataset_name,)),
+        num_classes=len(published.labels_to_names))
 
 
 # ----------------------------------------------------------------------------------------
@@ -250,7 +263,8 @@ class ImageListing:
 
 
 class ImageFilter:
-    """Decides which files are images, refusing or counting the others."""
+    """Decides which files are images, refusing or counting the others; leaves hidden
+    entries out (counted)."""
 
     def __init__(self, on_non_image: str, policy: convert_utils.SourcePolicy):
         if on_non_image not in ON_NON_IMAGE_CHOICES:
@@ -259,6 +273,21 @@ class ImageFilter:
         self._skip = on_non_image == 'skip'
         self._policy = policy
         self.skipped: Dict[str, List[str]] = {}
+
+    def visible(self, folder: str) -> List[str]:
+        """The sorted names in `folder` but hidden ones (`.DS_Store`, `.ipynb_checkpoints`),
+        which are counted as skipped: they are never images or classes.
+
+        Raises:
+          ValueError: if `folder` does not exist or is not a folder.
+        """
+        names = []
+        for name in _listdir(folder):
+            if name.startswith('.'):
+                self.skipped.setdefault(HIDDEN_REASON, []).append(os.path.join(folder, name))
+            else:
+                names.append(name)
+        return names
 
     def is_image(self, path: str) -> bool:
         """True for a JPEG/PNG file; False (counted) or ValueError for anything else.
@@ -293,7 +322,8 @@ def list_class_folders(src: str, on_non_image: str = 'error',
     """
     policy = policy or convert_utils.SourcePolicy(src)
     image_filter = ImageFilter(on_non_image, policy)
-    class_names = [name for name in _listdir(src) if fs.isdir(os.path.join(src, name))]
+    class_names = [name for name in image_filter.visible(src)
+                   if fs.isdir(os.path.join(src, name))]
     if not class_names:
         raise ValueError(f'{src} has no class folders; the class_folders layout is '
                          'SRC/<class name>/<image files>')
@@ -302,7 +332,7 @@ def list_class_folders(src: str, on_non_image: str = 'error',
         class_dir = os.path.join(src, class_name)
         convert_utils.utf8_name(class_name, class_dir, 'class folder name')
         items += [(path, label) for path in
-                  (os.path.join(class_dir, name) for name in _listdir(class_dir))
+                  (os.path.join(class_dir, name) for name in image_filter.visible(class_dir))
                   if image_filter.is_image(path)]
     return ImageListing(items, dict(enumerate(class_names)), image_filter.skipped)
 
@@ -331,7 +361,7 @@ def list_labelled_filenames(src: str, on_non_image: str = 'error',
     """
     image_filter = ImageFilter(on_non_image, policy or convert_utils.SourcePolicy(src))
     labelled = []
-    for name in _listdir(src):
+    for name in image_filter.visible(src):
         path = os.path.join(src, name)
         if image_filter.is_image(path):
             label = label_of_filename(name)
@@ -390,7 +420,8 @@ def read_idx(path: str, magic: int,
             raise ValueError(f'{path}: truncated header ({4 + len(dims_data)} bytes, expected '
                              f'{header_size})')
         dims = [int.from_bytes(dims_data[4 * i:4 * i + 4], 'big') for i in range(num_dims)]
-        expected = header_size + int(np.prod(dims, dtype=np.int64))
+        # Python integers: a product of four-byte dimensions overflows int64.
+        expected = header_size + math.prod(dims)
         if expected > policy.max_file_bytes:
             raise fs.SourceError(f'{path}: its header declares dimensions {dims}, '
                                  f'{expected:,} bytes, over the limit of '
@@ -454,20 +485,20 @@ class _IdxStream:
         return True
 
 
-def find_idx_file(src_dir: str, name: str) -> str:
-    """The path of `name` or `name.gz` in `src_dir` (the plain file if both exist).
+def find_idx_file(src: str, name: str) -> str:
+    """The path of `name` or `name.gz` in `src` (the plain file if both exist).
 
     Raises:
       ValueError: if neither exists.
     """
     for candidate in (name, name + '.gz'):
-        path = os.path.join(src_dir, candidate)
+        path = os.path.join(src, candidate)
         if fs.exists(path):
             return path
-    raise ValueError(f'no {name} or {name}.gz in {src_dir}')
+    raise ValueError(f'no {name} or {name}.gz in {src}')
 
 
-def read_mnist_split(src_dir: str, prefix: str,
+def read_mnist_split(src: str, prefix: str,
                      policy: Optional[convert_utils.SourcePolicy] = None
                      ) -> Tuple[List[Tuple[np.ndarray, int]], List[str]]:
     """The (pixels, label) pairs of `<prefix>-images-idx3-ubyte` and its labels file.
@@ -479,8 +510,8 @@ def read_mnist_split(src_dir: str, prefix: str,
       ValueError: naming the file(s), for a bad file, differing image and label counts, or a
         label that is not a digit 0-9.
     """
-    images_path = find_idx_file(src_dir, f'{prefix}-images-idx3-ubyte')
-    labels_path = find_idx_file(src_dir, f'{prefix}-labels-idx1-ubyte')
+    images_path = find_idx_file(src, f'{prefix}-images-idx3-ubyte')
+    labels_path = find_idx_file(src, f'{prefix}-labels-idx1-ubyte')
     digits = read_idx(images_path, _IDX_IMAGES_MAGIC, policy)
     labels = read_idx(labels_path, _IDX_LABELS_MAGIC, policy)
     if len(digits) != len(labels):
@@ -498,9 +529,11 @@ def read_mnist_split(src_dir: str, prefix: str,
 # Converters
 
 
+@renamed_argument('workers', 'processes')
 def convert_image_folder(src: str, output_dir: str, layout: str = 'class_folders',
                          validation_ratio: float = 0.1, seed: Optional[int] = 0,
-                         num_shards: int = 5, workers: int = 1,
+                         splits: Optional[Union[str, Sequence[str]]] = None,
+                         num_shards: Optional[int] = None, processes: int = 1,
                          on_non_image: str = 'error', overwrite: bool = False,
                          beam_options: Optional[Sequence[str]] = None,
                          **source_options: Any) -> Dict[str, WriteSummary]:
@@ -514,9 +547,13 @@ def convert_image_folder(src: str, output_dir: str, layout: str = 'class_folders
         only 'train'.
       seed: the seed of the split and of the order in the shards; None keeps the sorted
         order (and takes the validation images from its start).
-      num_shards, workers: see `slimdata.records.writer.write_dataset` (per split).
+      splits: which of 'train' and 'validation' to write (one name or several); None for
+        both. The split of the images between them is the same whichever are written.
+      num_shards: shards per split; None chooses them by the split's size
+        (`slimdata.records.writer.shards_for_size`).
+      processes: processes that read, check and encode the images (1: this one).
       on_non_image: 'error', or 'skip' to leave out files that are not JPEG/PNG images
-        (counted in the 'train' summary's `skipped`).
+        (counted in the 'train' summary's `skipped`, as are hidden files).
       overwrite: replace splits of other input already in `output_dir` (see
         `slimdata.records.writer`); without it, such a re-run is refused.
       beam_options: write the shards with an Apache Beam pipeline with these pipeline
@@ -530,6 +567,8 @@ def convert_image_folder(src: str, output_dir: str, layout: str = 'class_folders
     if layout not in _LISTERS:
         raise ValueError(f'unknown layout {layout!r}; expected one of {LAYOUTS}')
     policy = convert_utils.SourcePolicy(src, **source_options)
+    selected = convert_utils.select_splits(_held_splits(validation_ratio), splits,
+                                           _held_by(src, validation_ratio))
     listing = _LISTERS[layout](src, on_non_image, policy)
     if not listing.items:
         skipped = sum(len(paths) for paths in listing.skipped.values())
@@ -540,133 +579,102 @@ def convert_image_folder(src: str, output_dir: str, layout: str = 'class_folders
     options = {'converter': 'image-folder', 'layout': layout,
                'validation_ratio': validation_ratio, 'seed': seed,
                'on_non_image': on_non_image, **policy.options()}
-    splits = {'train': train, 'validation': validation}
     summaries = write_splits(
-        IMAGE_FOLDER, splits, functools.partial(encode_image_file, policy=policy), output_dir,
-        num_shards, workers, listing.labels_to_names, options, _image_path, overwrite,
-        beam_options, extra={'layout': layout})
+        IMAGE_FOLDER, {'train': train, 'validation': validation}, selected,
+        functools.partial(encode_image_file, policy=policy), output_dir, num_shards,
+        processes, listing.labels_to_names, options, _image_path, overwrite, beam_options,
+        extra={'layout': layout})
     for reason, paths in listing.skipped.items():
-        # Skipped while listing, before any split existed: reported once, with 'train'.
-        summaries['train'].skipped.setdefault(reason, []).extend(paths)
+        # Skipped while listing, before any split existed: reported once, with the first.
+        next(iter(summaries.values())).skipped.setdefault(reason, []).extend(paths)
     return summaries
 
 
-def convert_mnist_idx(src_dir: str, output_dir: str, validation_ratio: float = 0.0,
-                      seed: Optional[int] = 0, num_shards: int = 1,
-                      workers: int = 1, overwrite: bool = False,
-                      beam_options: Optional[Sequence[str]] = None,
+@renamed_argument('workers', 'processes')
+def convert_mnist_idx(src: str, output_dir: str, validation_ratio: float = 0.0,
+                      seed: Optional[int] = 0,
+                      splits: Optional[Union[str, Sequence[str]]] = None,
+                      num_shards: Optional[int] = None, processes: int = 1,
+                      overwrite: bool = False, beam_options: Optional[Sequence[str]] = None,
                       **source_options: Any) -> Dict[str, WriteSummary]:
-    """Converts the MNIST idx files of `src_dir` to 'train', 'test' (and 'validation').
+    """Converts the MNIST idx files of `src` to 'train', 'test' (and 'validation').
 
     Works for any dataset in MNIST's files and label range (e.g. Fashion-MNIST).
 
     Args:
-      src_dir: the folder of train-images-idx3-ubyte, train-labels-idx1-ubyte,
+      src: the folder of train-images-idx3-ubyte, train-labels-idx1-ubyte,
         t10k-images-idx3-ubyte and t10k-labels-idx1-ubyte (each optionally .gz).
       output_dir: the folder of the shards, `dataset_info.json` and `labels.txt`.
       validation_ratio: the share of the training images held out as 'validation'; 0 (the
         default) keeps MNIST's published splits.
       seed: the seed of the split and of the order in the shards; None keeps the files'
         order.
-      num_shards, workers: see `slimdata.records.writer.write_dataset` (per split).
-      overwrite: replace splits of other input already in `output_dir`.
-      beam_options: write the shards with an Apache Beam pipeline with these pipeline
-        options (e.g. ['--runner=DirectRunner']); None writes them with local processes.
+      splits, num_shards, processes, overwrite, beam_options: see `convert_image_folder`
+        (the splits are 'train', 'validation' with a validation ratio, and 'test').
       **source_options: `follow_symlinks`, `max_file_bytes` (the bound on an idx file's
-        inflated size) (see `convert_utils.SourcePolicy`; `src_dir` is the root).
+        inflated size) (see `convert_utils.SourcePolicy`; `src` is the root).
 
     Returns:
       split -> its WriteSummary.
     """
-    policy = convert_utils.SourcePolicy(src_dir, **source_options)
-    train_pairs, train_files = read_mnist_split(src_dir, MNIST_FILE_PREFIXES['train'], policy)
-    test_pairs, test_files = read_mnist_split(src_dir, MNIST_FILE_PREFIXES['test'], policy)
-    idx_files = train_files + test_files  # the pixel arrays are items; the files, sources
-    train, validation = convert_utils.split_train_validation(train_pairs, validation_ratio,
-                                                             seed)
+    policy = convert_utils.SourcePolicy(src, **source_options)
+    selected = convert_utils.select_splits([*_held_splits(validation_ratio), 'test'], splits,
+                                           _held_by(src, validation_ratio))
+    pairs, files = {}, {}
+    for split in ('train', 'test'):
+        if split in selected or (split == 'train' and 'validation' in selected):
+            pairs[split], files[split] = read_mnist_split(src, MNIST_FILE_PREFIXES[split],
+                                                          policy)
+    train, validation = convert_utils.split_train_validation(pairs.get('train', []),
+                                                             validation_ratio, seed)
     options = {'converter': 'mnist-idx', 'validation_ratio': validation_ratio, 'seed': seed,
                **policy.options()}
+    idx_files = [path for split in ('train', 'test') for path in files.get(split, [])]
     return write_splits('mnist', {'train': train, 'validation': validation,
-                                   'test': convert_utils.deterministic_shuffle(test_pairs, seed)},
-                         encode_pixels, output_dir, num_shards, workers,
-                         PUBLISHED_DATASETS['mnist'].labels_to_names, options,
-                         lambda pair: idx_files, overwrite, beam_options)
+                                   'test': convert_utils.deterministic_shuffle(
+                                       pairs.get('test', []), seed)},
+                        selected, encode_pixels, output_dir, num_shards, processes,
+                        PUBLISHED_DATASETS['mnist'].labels_to_names, options,
+                        lambda pair: idx_files, overwrite, beam_options, size_of=pixel_bytes)
+
+
+def _held_splits(validation_ratio: float) -> List[str]:
+    """The splits of a source with train images and this validation ratio."""
+    return ['train', 'validation'] if validation_ratio > 0 else ['train']
+
+
+def _held_by(src: str, validation_ratio: float) -> str:
+    """Names the source in an unknown-split error (and why it has no 'validation')."""
+    return src if validation_ratio > 0 else f'{src} with a validation ratio of 0'
 
 
 def _image_path(item: Tuple[str, int]) -> List[str]:
     return [item[0]]
 
 
-def write_splits(dataset_name: str, splits: Mapping[str, List[Any]],
-                  encode: Callable[[Any], bytes], output_dir: str, num_shards: int,
-                  workers: int, labels_to_names: Mapping[int, str], options: Mapping[str, Any],
-                  files_of: Callable[[Any], Sequence[str]], overwrite: bool,
-                  beam_options: Optional[Sequence[str]],
-                  extra: Optional[Mapping[str, Any]] = None) -> Dict[str, WriteSummary]:
-    """Writes every non-empty split; a split left empty (no validation images) is one this
-    conversion does not produce, so an earlier run's is refused or (overwrite) removed."""
-    sources = [SplitSource(split, items, encode, num_shards, options, files_of,
-                           desc=f'{dataset_name} {split}')
-               for split, items in splits.items() if items]
+def pixel_bytes(item: Tuple[np.ndarray, int]) -> int:
+    """The size of a (pixels, label) item's pixels: its record's size, about (see
+    `SplitSource.size_of`)."""
+    return item[0].nbytes
+
+
+def write_splits(dataset_name: str, splits: Mapping[str, List[Any]], selected: Sequence[str],
+                 encode: Callable[[Any], bytes], output_dir: str, num_shards: Optional[int],
+                 processes: int, labels_to_names: Mapping[int, str],
+                 options: Mapping[str, Any], files_of: Callable[[Any], Sequence[str]],
+                 overwrite: bool, beam_options: Optional[Sequence[str]],
+                 extra: Optional[Mapping[str, Any]] = None,
+                 size_of: Optional[Callable[[Any], int]] = None) -> Dict[str, WriteSummary]:
+    """Writes the `selected` splits. With no validation ratio the conversion makes no
+    'validation' split, so an earlier run's is refused or (overwrite) removed; a split not
+    selected is left as it is."""
+    sources = [SplitSource(split, splits[split], encode, num_shards, options, files_of,
+                           desc=f'{dataset_name} {split}', size_of=size_of)
+               for split in selected]
     return write_dataset(
         output_dir, sources, dataset_name=dataset_name, labels_to_names=labels_to_names,
-        keys_to_features=keys_to_features(),
-        extra={'num_classes': max(labels_to_names) + 1, **(extra or {})}, workers=workers,
-        overwrite=overwrite, beam_options=beam_options,
-        absent_splits=[split for split, items in splits.items() if not items])
-
-
-# ----------------------------------------------------------------------------------------
-# Command line (wired into `slimdata convert` by the CLI)
-
-
-def add_image_folder_arguments(parser: argparse.ArgumentParser) -> None:
-    """Adds the options of `run_image_folder` to `parser`."""
-    parser.description = (
-        'Convert a folder of labelled JPEG/PNG images to slim classification TFRecords '
-        '(train and validation splits). Layouts: class_folders = SRC/<class>/<image> (classes '
-        'sorted by name get ids 0..n-1); labelled_filenames = SRC/<name>_<label>.<ext> (an '
-        'integer label is the id; otherwise labels are class names, sorted into ids).')
-    convert_utils.add_source_and_output(parser, 'the folder of images')
-    parser.add_argument('--layout', choices=LAYOUTS, default='class_folders',
-                        help='how labels are given (default: %(default)s)')
-    parser.add_argument('--validation-ratio', type=arguments.ratio, default=0.1,
-                        help='share of images held out as the validation split '
-                             '(default: %(default)s)')
-    parser.add_argument('--skip-non-images', action='store_true',
-                        help='leave out (and count) files that are not JPEG/PNG images '
-                             'instead of stopping')
-    convert_utils.add_writer_arguments(parser, default_num_shards=5)
-
-
-def run_image_folder(args: argparse.Namespace) -> Dict[str, WriteSummary]:
-    """Runs `convert_image_folder` with the parsed options, printing the summaries."""
-    return convert_utils.print_summaries(convert_image_folder(
-        args.src, args.output_dir, layout=args.layout, validation_ratio=args.validation_ratio,
-        seed=args.seed, num_shards=args.num_shards, workers=args.workers,
-        on_non_image='skip' if args.skip_non_images else 'error', overwrite=args.overwrite,
-        beam_options=convert_utils.beam_options_from_args(args),
-        **convert_utils.source_options_from_args(args)))
-
-
-def add_mnist_arguments(parser: argparse.ArgumentParser) -> None:
-    """Adds the options of `run_mnist` to `parser`."""
-    parser.description = (
-        'Convert MNIST idx files to slim classification TFRecords (train and test splits, '
-        'digits stored as PNG). Expects SRC_DIR with train-images-idx3-ubyte, '
-        'train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, each '
-        'optionally gzipped (.gz).')
-    convert_utils.add_source_and_output(parser, 'the folder of the idx files')
-    parser.add_argument('--validation-ratio', type=arguments.ratio, default=0.0,
-                        help='share of the training images held out as a validation split '
-                             '(default: %(default)s, MNIST\'s own train/test)')
-    convert_utils.add_writer_arguments(parser, default_num_shards=1)
-
-
-def run_mnist(args: argparse.Namespace) -> Dict[str, WriteSummary]:
-    """Runs `convert_mnist_idx` with the parsed options, printing the summaries."""
-    return convert_utils.print_summaries(convert_mnist_idx(
-        args.src, args.output_dir, validation_ratio=args.validation_ratio, seed=args.seed,
-        num_shards=args.num_shards, workers=args.workers, overwrite=args.overwrite,
-        beam_options=convert_utils.beam_options_from_args(args),
-        **convert_utils.source_options_from_args(args)))
+        keys_to_features=FEATURES,
+        extra={'num_classes': max(labels_to_names) + 1, **(extra or {})},
+        processes=processes, overwrite=overwrite, beam_options=beam_options,
+        # Every classification converter records its validation_ratio among its options.
+        absent_splits=[] if options['validation_ratio'] > 0 else ['validation'])

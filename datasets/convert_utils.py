@@ -6,29 +6,26 @@ refuses what must not be read (a symlink leaving the dataset root, anything that
 regular file, a file over the size bound) and checks every image
 (`slimdata.records.images`: the whole structure by default, a full decode with
 `check_images='full'`), naming the file. This module also orders source items
-deterministically (a seeded shuffle, a seeded train/validation split) and declares the
-options every converter's command line offers.
+deterministically (a seeded shuffle, a seeded train/validation split) and selects the splits
+a conversion writes. (The converters' command-line options are in `slimdata.cli`.)
 
 Converter worker processes import this module, so it does not import TensorFlow: local
 paths are read with the standard library, and only a path with a URL scheme (`gs://...`)
 goes through `tf.io.gfile`, which imports TensorFlow when first needed.
 """
 
-import argparse
 import dataclasses
 import io
 import os
 import random
 import xml.etree.ElementTree
-from typing import Any, Dict, List, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Dict, List, Optional, Sequence, Tuple, TypeVar, Union
 
 import defusedxml
 import defusedxml.ElementTree
 import numpy as np
 from PIL import Image
 
-from slimdata import progress
-from slimdata.cli import common as arguments
 from slimdata.records import fs, images
 
 T = TypeVar('T')
@@ -98,20 +95,6 @@ class SourcePolicy:
                 'max_image_pixels': self.max_image_pixels}
 
 
-def source_options_from_args(args: argparse.Namespace) -> Dict[str, Any]:
-    """The SourcePolicy fields (all but the root) of the options `add_writer_arguments`
-    declared, as keyword arguments for the converters' functions."""
-    return {'follow_symlinks': args.follow_symlinks, 'max_file_bytes': args.max_file_size,
-            'check_images': args.check_images, 'max_image_pixels': args.max_image_pixels}
-
-
-def beam_options_from_args(args: argparse.Namespace) -> Optional[List[str]]:
-    """The Beam pipeline options of `--runner` and the flags after `--` (None: local)."""
-    if args.runner is None:
-        return None
-    return [f'--runner={args.runner}', *getattr(args, 'pipeline_args', [])]
-
-
 def utf8_name(name: str, path: str, what: str) -> str:
     """`name` (a file or folder name) if it is valid UTF-8; else ValueError naming `path`.
 
@@ -124,6 +107,18 @@ def utf8_name(name: str, path: str, what: str) -> str:
         raise ValueError(f'{os.fsencode(path)!r}: the {what} {os.fsencode(name)!r} is not valid '
                          f'UTF-8, and it would be stored as text; rename it') from None
     return name
+
+
+def check_printable_id(image_id: str, where: str) -> str:
+    """`image_id` (from a list file) if it holds no control character; else ValueError naming
+    `where` (the list file and line): a NUL byte cannot be in a file name, and the others
+    are a damaged or binary list file, not image ids."""
+    for char in image_id:
+        if ord(char) < 32 or ord(char) == 127:
+            raise ValueError(f'{where}: the image id {image_id!r} holds the control character '
+                             f'{char!r}; a list file holds one image id (a file name without '
+                             'extension) per line')
+    return image_id
 
 
 def read_text_lines(path: str, policy: SourcePolicy, what: str) -> List[Tuple[int, str]]:
@@ -209,61 +204,28 @@ def split_train_validation(items: Sequence[T], validation_ratio: float,
     return shuffled[num_validation:], shuffled[:num_validation]
 
 
-# ----------------------------------------------------------------------------------------------
-# Command-line options every converter offers
+def select_splits(available: Sequence[str], splits: Optional[Union[str, Sequence[str]]],
+                  source: str) -> List[str]:
+    """The splits a conversion writes: `splits` (one name or several), or all `available`.
 
-def add_source_and_output(parser: argparse.ArgumentParser, source_help: str) -> None:
-    """The positional arguments of every converter: SRC (which must exist) and OUT."""
-    parser.add_argument('src', metavar='SRC', type=arguments.existing_path, help=source_help)
-    parser.add_argument('output_dir', metavar='OUT',
-                        help='the folder for the shards, dataset_info.json and labels.txt '
-                             '(created if needed; a gs:// URL works too)')
+    Args:
+      available: the splits the source holds, in the order they are written.
+      splits: the splits asked for; None for all of them.
+      source: the source folder or list, named when a split is not in it.
 
-
-def add_writer_arguments(parser: argparse.ArgumentParser, default_num_shards: int) -> None:
-    """Adds the writer's and the source policy's options to a converter's parser."""
-    parser.add_argument('--shards', '--num-shards', dest='num_shards', type=arguments.positive_int,
-                        default=default_num_shards,
-                        help='TFRecord files per split (default: %(default)s)')
-    parser.add_argument('--workers', type=arguments.positive_int, default=1,
-                        help='processes that read and validate the source files and write '
-                             'pieces of the shards (joined in order: the same bytes for any '
-                             'number of workers) (default: %(default)s)')
-    parser.add_argument('--seed', type=int, default=0,
-                        help='seed of the order of the examples in the shards (and of the '
-                             'train/validation split, where there is one); the same seed gives '
-                             'the same files (default: %(default)s)')
-    parser.add_argument('--runner', metavar='BEAM_RUNNER',
-                        help='write the shards with an Apache Beam pipeline on this runner '
-                             '(DirectRunner, DataflowRunner, FlinkRunner, SparkRunner, ...) '
-                             'instead of local processes; Beam pipeline options follow a '
-                             "'--' at the end (needs pip install 'slimdata[beam]')")
-    parser.add_argument('--overwrite', action='store_true',
-                        help='replace splits already in OUT that came from other input or '
-                             'options (without it such a re-run is refused; a re-run with the '
-                             'same input reuses the complete shards and finishes the rest)')
-    parser.add_argument('--check-images', choices=images.CHECK_MODES,
-                        default=images.DEFAULT_CHECK,
-                        help='structure: walk every image file to its end and check its size '
-                             'against its header (fast); full: also decode every image '
-                             '(default: %(default)s)')
-    parser.add_argument('--follow-symlinks', action='store_true',
-                        help='read files through symlinks that leave the source folder '
-                             '(refused by default)')
-    parser.add_argument('--max-file-size', type=arguments.byte_size, metavar='BYTES',
-                        default=fs.DEFAULT_MAX_SOURCE_BYTES,
-                        help='refuse source files larger than this (e.g. 512M, 2G; default: '
-                             '1G)')
-    parser.add_argument('--max-image-pixels', type=arguments.positive_int,
-                        default=images.DEFAULT_MAX_PIXELS,
-                        help='refuse images with more pixels than this (default: %(default)s)')
-
-
-def print_summaries(summaries: Dict[str, Any]) -> Dict[str, Any]:
-    """Prints each split's WriteSummary as the command's result; returns `summaries`."""
-    for summary in summaries.values():
-        progress.result(summary.format())
-    return summaries
+    Raises:
+      ValueError: naming the split asked for and the splits `source` holds.
+    """
+    if splits is None:
+        return list(available)
+    asked = [splits] if isinstance(splits, str) else list(dict.fromkeys(splits))
+    if not asked:
+        raise ValueError(f'no split asked for; {source} holds {list(available)}')
+    unknown = [split for split in asked if split not in available]
+    if unknown:
+        raise ValueError(f'split {unknown[0]!r} is not in {source}; it holds '
+                         f'{list(available)}')
+    return [split for split in available if split in asked]
 
 
 def parse_xml(data: bytes, xml_path: str) -> xml.etree.ElementTree.Element:

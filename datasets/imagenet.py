@@ -51,23 +51,23 @@ Reading::
     provider = slimdata.dataset_data_provider.DatasetDataProvider(dataset)
     image, label = provider.get(['image', 'label'])
 
-This module does not import TensorFlow when it is imported (the converter's workers run
-`encode_image`); the descriptor imports it when called.
+The converter (and its worker processes, which run `encode_image`) never imports
+TensorFlow: its schema is declared without it (`FEATURES`); the descriptor imports it when
+called.
 """
 
-import argparse
 import functools
 import hashlib
 import logging
 import os
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from slimdata import progress
-from slimdata.cli import common as arguments
 from slimdata.dataset import Dataset
 from slimdata.datasets import classification, convert_utils, pascalvoc
+from slimdata.deprecation import renamed_argument
 from slimdata.records import dataset_info, fs, images
 from slimdata.records.example import serialize_example
 from slimdata.records.writer import EncodedExample, SplitSource, WriteSummary, write_dataset
@@ -87,8 +87,6 @@ METADATA_FILENAME = 'imagenet_metadata.txt'
 VALIDATION_LABELS_FILENAME = 'imagenet_2012_validation_synset_labels.txt'
 TRAIN_FOLDER = 'train'
 VALIDATION_FOLDERS = ('validation', 'val')
-DEFAULT_TRAIN_SHARDS = 1024
-DEFAULT_VALIDATION_SHARDS = 128
 
 ITEMS_TO_DESCRIPTIONS = {
     'image': 'A color image of varying height and width.',
@@ -106,20 +104,23 @@ _NO_INTS, _NO_FLOATS = np.zeros(0, np.int64), np.zeros(0, np.float64)
 
 # --- Descriptor -------------------------------------------------------------------------------
 
+#: The feature specs of slim's imagenet.py, plus the synset and build_imagenet_data's
+#: `image/object/bbox/label`, as dataset_info.json records them.
+FEATURES = {
+    'image/encoded': dataset_info.fixed_len([], 'string', ''),
+    'image/format': dataset_info.fixed_len([], 'string', 'jpeg'),
+    'image/class/label': dataset_info.fixed_len([], 'int64', -1),
+    'image/class/text': dataset_info.fixed_len([], 'string', ''),
+    'image/class/synset': dataset_info.fixed_len([], 'string', ''),
+    **{_BBOX_PREFIX + field: dataset_info.var_len('float32') for field in _BOX_FIELDS},
+    'image/object/class/label': dataset_info.var_len('int64'),
+    _BBOX_PREFIX + 'label': dataset_info.var_len('int64'),
+}
+
+
 def keys_to_features() -> Dict[str, Any]:
-    """The feature specs of slim's imagenet.py, plus the synset and build_imagenet_data's
-    `image/object/bbox/label`."""
-    from slimdata._tf import tf
-    return {
-        'image/encoded': tf.io.FixedLenFeature((), tf.string, default_value=''),
-        'image/format': tf.io.FixedLenFeature((), tf.string, default_value='jpeg'),
-        'image/class/label': tf.io.FixedLenFeature([], tf.int64, default_value=-1),
-        'image/class/text': tf.io.FixedLenFeature([], tf.string, default_value=''),
-        'image/class/synset': tf.io.FixedLenFeature([], tf.string, default_value=''),
-        **{_BBOX_PREFIX + field: tf.io.VarLenFeature(tf.float32) for field in _BOX_FIELDS},
-        'image/object/class/label': tf.io.VarLenFeature(tf.int64),
-        _BBOX_PREFIX + 'label': tf.io.VarLenFeature(tf.int64),
-    }
+    """The `tf.io` feature specs of the records (`FEATURES`)."""
+    return dataset_info.keys_to_features_from_json(FEATURES)
 
 
 def items_to_handlers() -> Dict[str, Any]:
@@ -277,20 +278,26 @@ def find_validation_folder(src: str) -> Optional[str]:
 
 
 def list_synset_folders(folder: str, label_of: Dict[str, int], synsets_source: str,
-                        policy: convert_utils.SourcePolicy) -> List[Tuple[str, int]]:
+                        policy: convert_utils.SourcePolicy,
+                        skipped: Optional[Dict[str, List[str]]] = None
+                        ) -> List[Tuple[str, int]]:
     """(path, label) of `folder/<synset>/<image>`, sorted by path.
+
+    Hidden entries (`.DS_Store`) are left out, and added to `skipped` (reason -> paths).
 
     Raises:
       ValueError: for a folder that is not a known synset (naming where the synsets came
         from), or anything in the folders that is not a JPEG/PNG image.
     """
     top_files = [name for name in fs.listdir(folder)
-                 if not fs.isdir(os.path.join(folder, name))]
+                 if not name.startswith('.') and not fs.isdir(os.path.join(folder, name))]
     if top_files:
         raise ValueError(f'{folder} holds synset folders and also files ({top_files[0]}, ...); '
                          'a split folder holds either synset folders or (validation only) '
                          'the images themselves')
     listing = classification.list_class_folders(folder, policy=policy)
+    for reason, paths in listing.skipped.items():
+        (skipped if skipped is not None else {}).setdefault(reason, []).extend(paths)
     unknown = [name for name in listing.labels_to_names.values() if name not in label_of]
     if unknown:
         raise ValueError(f'{os.path.join(folder, unknown[0])} is not a synset of '
@@ -299,18 +306,22 @@ def list_synset_folders(folder: str, label_of: Dict[str, int], synsets_source: s
 
 
 def list_flat_validation(folder: str, labels_file: str, label_of: Dict[str, int],
-                         synsets_source: str, policy: convert_utils.SourcePolicy
+                         synsets_source: str, policy: convert_utils.SourcePolicy,
+                         skipped: Optional[Dict[str, List[str]]] = None
                          ) -> List[Tuple[str, int]]:
     """(path, label) of the flat validation folder, the labels file's lines in the order of
-    the sorted file names.
+    the sorted file names (hidden files left out, and added to `skipped`).
 
     Raises:
       ValueError: for a file that is not a JPEG/PNG image, a count that differs from the
         labels file's, or a synset the synsets do not list (naming the line).
     """
     image_filter = classification.ImageFilter('error', policy)
-    paths = [path for path in (os.path.join(folder, name) for name in fs.listdir(folder))
+    paths = [path for path in (os.path.join(folder, name)
+                               for name in image_filter.visible(folder))
              if image_filter.is_image(path)]
+    for reason, hidden in image_filter.skipped.items():
+        (skipped if skipped is not None else {}).setdefault(reason, []).extend(hidden)
     if not fs.exists(labels_file):
         raise ValueError(f'{folder} holds the validation images without synset folders, so '
                          f'their labels come from {labels_file}, which does not exist (give '
@@ -463,11 +474,12 @@ def _files_of(item: ImagenetImage) -> List[str]:
 
 # --- Converter --------------------------------------------------------------------------------
 
+@renamed_argument('workers', 'processes')
 def convert_imagenet(src: str, output_dir: str, bounding_boxes: Optional[str] = None,
                      synsets_file: Optional[str] = None, metadata_file: Optional[str] = None,
                      validation_labels_file: Optional[str] = None, seed: Optional[int] = 0,
-                     train_shards: int = DEFAULT_TRAIN_SHARDS,
-                     validation_shards: int = DEFAULT_VALIDATION_SHARDS, workers: int = 1,
+                     splits: Optional[Union[str, Sequence[str]]] = None,
+                     num_shards: Optional[int] = None, processes: int = 1,
                      on_bad_box: str = 'clip', overwrite: bool = False,
                      beam_options: Optional[Sequence[str]] = None,
                      **source_options: Any) -> Dict[str, WriteSummary]:
@@ -480,8 +492,10 @@ def convert_imagenet(src: str, output_dir: str, bounding_boxes: Optional[str] = 
       synsets_file, metadata_file, validation_labels_file: the text files; None looks for
         SYNSETS_FILENAME, METADATA_FILENAME, VALIDATION_LABELS_FILENAME in `src`.
       seed: the seed of the order in the shards; None keeps the sorted order.
-      train_shards, validation_shards: the shard counts (build_imagenet_data.py's defaults).
-      workers, overwrite, beam_options: see `classification.convert_image_folder`.
+      splits: 'train', 'validation' or both (None: those `src` holds).
+      num_shards, processes, overwrite, beam_options: see
+        `classification.convert_image_folder` (by size, ImageNet's train split gets 1024
+        shards and its validation split 64, as build_imagenet_data.py's 1024 and 128).
       on_bad_box: 'clip' (the default, as process_bounding_boxes.py), 'skip' or 'error'.
       **source_options: `check_images`, `follow_symlinks`, `max_file_bytes`,
         `max_image_pixels` (see `convert_utils.SourcePolicy`; `src` is the root, and the
@@ -504,31 +518,38 @@ def convert_imagenet(src: str, output_dir: str, bounding_boxes: Optional[str] = 
     if train_dir is None and validation_dir is None:
         raise ValueError(f'{src} holds neither {TRAIN_FOLDER}/ nor {VALIDATION_FOLDERS[0]}/; '
                          'expected the ILSVRC-2012 layout (see --help)')
+    selected = convert_utils.select_splits(
+        [split for split, folder in (('train', train_dir), ('validation', validation_dir))
+         if folder], splits, src)
     classes, synsets_source = _read_classes(src, train_dir, synsets_file, metadata_file, policy)
     label_of = {c.synset: label for label, c in enumerate(classes, 1)}
     box_files = index_box_files(bounding_boxes, policy) if bounding_boxes else {}
-    splits: Dict[str, List[ImagenetImage]] = {}
-    if train_dir:
-        splits['train'] = _with_boxes(
-            list_synset_folders(train_dir, label_of, synsets_source, policy), box_files)
-    if validation_dir:
-        splits['validation'] = _with_boxes(_list_validation(
-            src, validation_dir, validation_labels_file, label_of, synsets_source, policy),
+    listed: Dict[str, List[ImagenetImage]] = {}
+    skipped: Dict[str, List[str]] = {}
+    if train_dir is not None and 'train' in selected:
+        listed['train'] = _with_boxes(
+            list_synset_folders(train_dir, label_of, synsets_source, policy, skipped),
             box_files)
-    _report_listing(src, splits, classes, synsets_source, bounding_boxes, box_files)
+    if validation_dir is not None and 'validation' in selected:
+        listed['validation'] = _with_boxes(_list_validation(
+            src, validation_dir, validation_labels_file, label_of, synsets_source, policy,
+            skipped), box_files)
+    _report_listing(src, listed, classes, synsets_source, bounding_boxes, box_files)
     options = {'converter': 'imagenet', 'seed': seed, 'on_bad_box': on_bad_box,
                'classes_sha256': hashlib.sha256(repr(classes).encode()).hexdigest(),
                **policy.options()}
     encode = functools.partial(encode_image, classes=tuple(classes), on_bad_box=on_bad_box,
                                policy=policy)
-    shards = {'train': train_shards, 'validation': validation_shards}
     sources = [SplitSource(split, convert_utils.deterministic_shuffle(items, seed), encode,
-                           shards[split], options, _files_of, desc=f'imagenet {split}')
-               for split, items in splits.items() if items]
-    return write_dataset(
+                           num_shards, options, _files_of, desc=f'imagenet {split}')
+               for split, items in listed.items()]
+    summaries = write_dataset(
         output_dir, sources, dataset_name='imagenet', labels_to_names=labels_to_names(classes),
-        keys_to_features=keys_to_features(), extra={'num_classes': len(classes) + 1},
-        workers=workers, overwrite=overwrite, beam_options=beam_options)
+        keys_to_features=FEATURES, extra={'num_classes': len(classes) + 1},
+        processes=processes, overwrite=overwrite, beam_options=beam_options)
+    for reason, paths in skipped.items():
+        next(iter(summaries.values())).skipped.setdefault(reason, []).extend(paths)
+    return summaries
 
 
 def _read_classes(src: str, train_dir: Optional[str], synsets_file: Optional[str],
@@ -540,7 +561,7 @@ def _read_classes(src: str, train_dir: Optional[str], synsets_file: Optional[str
         synsets, source = read_synsets(synsets_file, policy), synsets_file
     elif train_dir:
         synsets = [name for name in fs.listdir(train_dir)
-                   if fs.isdir(os.path.join(train_dir, name))]
+                   if not name.startswith('.') and fs.isdir(os.path.join(train_dir, name))]
         source = f'the folders of {train_dir}'
     else:
         raise ValueError(f'{src} has no {TRAIN_FOLDER}/ folder to take the synsets from and no '
@@ -558,12 +579,14 @@ def _existing(path: str) -> Optional[str]:
 
 def _list_validation(src: str, folder: str, labels_file: Optional[str],
                      label_of: Dict[str, int], synsets_source: str,
-                     policy: convert_utils.SourcePolicy) -> List[Tuple[str, int]]:
-    if any(fs.isdir(os.path.join(folder, name)) for name in fs.listdir(folder)):
-        return list_synset_folders(folder, label_of, synsets_source, policy)
+                     policy: convert_utils.SourcePolicy, skipped: Dict[str, List[str]]
+                     ) -> List[Tuple[str, int]]:
+    if any(fs.isdir(os.path.join(folder, name)) for name in fs.listdir(folder)
+           if not name.startswith('.')):
+        return list_synset_folders(folder, label_of, synsets_source, policy, skipped)
     return list_flat_validation(
         folder, labels_file or os.path.join(src, VALIDATION_LABELS_FILENAME), label_of,
-        synsets_source, policy)
+        synsets_source, policy, skipped)
 
 
 def _report_listing(src: str, splits: Dict[str, List[ImagenetImage]],
@@ -577,60 +600,3 @@ def _report_listing(src: str, splits: Dict[str, List[ImagenetImage]],
                       for item in items)
         progress.info(f'imagenet: {len(box_files)} bounding-box files in {bounding_boxes}, '
                       f'{matched} of them for these images')
-
-
-# --- Command line (wired into `slimdata convert imagenet` by the CLI) -------------------------
-
-_CLI_DESCRIPTION = """\
-Convert ImageNet (ILSVRC-2012) to TFRecords in the layout of models/research/slim's
-build_imagenet_data.py (labels 1..1000, 0 is the background; synset and text; boxes).
-
-SRC holds:
-  train/<synset>/<name>.JPEG
-  validation/<name>.JPEG (or val/), flat, with
-  imagenet_2012_validation_synset_labels.txt   one synset per image, in sorted name order
-    (or validation/<synset>/<name>.JPEG, as preprocess_imagenet_validation_data.py leaves it)
-  imagenet_lsvrc_2015_synsets.txt   optional: label = line + 1 (default: sorted train/ folders)
-  imagenet_metadata.txt             optional: <synset><TAB><text>
-
-Image files are stored unchanged (today's TensorFlow decodes the PNG and CMYK JPEGs that
-build_imagenet_data.py re-encoded).
-"""
-
-
-def add_convert_arguments(parser: argparse.ArgumentParser) -> None:
-    """Adds the options of `run_convert` to `parser`."""
-    parser.description = _CLI_DESCRIPTION
-    convert_utils.add_source_and_output(parser, 'the folder of train/ and validation/')
-    parser.add_argument('--bounding-boxes', metavar='DIR', type=arguments.existing_path,
-                        help='the ILSVRC bounding-box XMLs (any folders below DIR), matched to '
-                             'images by name')
-    parser.add_argument('--synsets', metavar='FILE', type=arguments.existing_path,
-                        help=f'the synsets in label order (default: SRC/{SYNSETS_FILENAME} if '
-                             'present, else the sorted train/ folder names)')
-    parser.add_argument('--metadata', metavar='FILE', type=arguments.existing_path,
-                        help=f'<synset><TAB><text> lines (default: SRC/{METADATA_FILENAME} '
-                             'if present, else the text is the synset)')
-    parser.add_argument('--validation-labels', metavar='FILE', type=arguments.existing_path,
-                        help='the synset of each flat validation image, one per line '
-                             f'(default: SRC/{VALIDATION_LABELS_FILENAME})')
-    parser.add_argument('--on-bad-box', choices=pascalvoc.BAD_BOX_POLICIES, default='clip',
-                        help='a box crossing the image edge: clip it, skip it, or stop '
-                             '(default: %(default)s)')
-    parser.add_argument('--validation-shards', type=arguments.positive_int,
-                        default=DEFAULT_VALIDATION_SHARDS,
-                        help='shards of the validation split; --shards sets the train split\'s '
-                             '(default: %(default)s)')
-    convert_utils.add_writer_arguments(parser, default_num_shards=DEFAULT_TRAIN_SHARDS)
-
-
-def run_convert(args: argparse.Namespace) -> Dict[str, WriteSummary]:
-    """Runs `convert_imagenet` with the parsed options, printing the summaries."""
-    return convert_utils.print_summaries(convert_imagenet(
-        args.src, args.output_dir, bounding_boxes=args.bounding_boxes,
-        synsets_file=args.synsets, metadata_file=args.metadata,
-        validation_labels_file=args.validation_labels, seed=args.seed,
-        train_shards=args.num_shards, validation_shards=args.validation_shards,
-        workers=args.workers, on_bad_box=args.on_bad_box, overwrite=args.overwrite,
-        beam_options=convert_utils.beam_options_from_args(args),
-        **convert_utils.source_options_from_args(args)))

@@ -13,7 +13,7 @@ The records use SSD-Tensorflow's layout, so SSD ports (and anything written agai
     image/object/bbox/difficult    int64[]  the XML's <difficult> (0 when absent)
     image/object/bbox/truncated    int64[]  the XML's <truncated> (0 when absent)
 
-Converting (`convert`, or `slimdata convert voc SRC OUT --year 2007 --split trainval`):
+Converting (`convert_voc`, or `slimdata convert voc SRC OUT --year 2007 --split trainval`):
 
   * The image ids come from `ImageSets/Main/<split>.txt`, never from listing `Annotations/`.
   * VOC pixel coordinates are 1-based and inclusive, so every coordinate is normalised as
@@ -38,27 +38,27 @@ Reading back follows models/research/slim::
     provider = slimdata.dataset_data_provider.DatasetDataProvider(dataset)
     image, bboxes, labels = provider.get(['image', 'object/bbox', 'object/label'])
 
-This module does not import TensorFlow when it is imported: the converter's worker processes
-import it to run `encode_image`, and importing TensorFlow would add seconds to each worker's
-start (about as long as converting all of VOC2007 trainval takes). So workers serialize with
-`slimdata.records.example.serialize_example`, which writes the protobuf wire format without
-TensorFlow, and the descriptors import what needs TensorFlow when they are called.
+The converter never imports TensorFlow, nor do its worker processes, which import this
+module to run `encode_image`: importing TensorFlow would add seconds and half a gigabyte to
+each process's start (about as long as converting all of VOC2007 trainval takes). So workers
+serialize with `slimdata.records.example.serialize_example`, which writes the protobuf wire
+format without TensorFlow, the recorded schema is declared without it (`FEATURES`), and the
+descriptors import what needs TensorFlow when they are called.
 """
 
-import argparse
 import functools
 import math
 import os
 import re
 import xml.etree.ElementTree
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from slimdata import progress
-from slimdata.records import images
 from slimdata.datasets import convert_utils
-from slimdata.records import fs
+from slimdata.deprecation import renamed_argument, warn_renamed
+from slimdata.records import dataset_info, fs, images
 from slimdata.records.example import serialize_example
 from slimdata.records.writer import EncodedExample, SplitSource, WriteSummary, write_dataset
 
@@ -90,7 +90,6 @@ ITEMS_TO_DESCRIPTIONS = {
 }
 
 BAD_BOX_POLICIES = ('clip', 'skip', 'error')
-DEFAULT_NUM_SHARDS = 8
 
 _BOX_FIELDS = ('ymin', 'xmin', 'ymax', 'xmax')
 _BBOX_PREFIX = 'image/object/bbox/'
@@ -98,22 +97,26 @@ _BBOX_PREFIX = 'image/object/bbox/'
 
 # --- Descriptors: records -> slimdata.dataset.Dataset ----------------------------------------
 
+#: The feature specs of the records (SSD-Tensorflow's, plus label_text), as
+#: dataset_info.json records them.
+FEATURES = {
+    'image/encoded': dataset_info.fixed_len([], 'string', ''),
+    'image/format': dataset_info.fixed_len([], 'string', 'jpeg'),
+    'image/height': dataset_info.fixed_len([1], 'int64'),
+    'image/width': dataset_info.fixed_len([1], 'int64'),
+    'image/channels': dataset_info.fixed_len([1], 'int64'),
+    'image/shape': dataset_info.fixed_len([3], 'int64'),
+    **{_BBOX_PREFIX + field: dataset_info.var_len('float32') for field in _BOX_FIELDS},
+    _BBOX_PREFIX + 'label': dataset_info.var_len('int64'),
+    _BBOX_PREFIX + 'label_text': dataset_info.var_len('string'),
+    _BBOX_PREFIX + 'difficult': dataset_info.var_len('int64'),
+    _BBOX_PREFIX + 'truncated': dataset_info.var_len('int64'),
+}
+
+
 def keys_to_features() -> Dict[str, Any]:
-    """The `tf.io` feature specs of the records (SSD-Tensorflow's, plus label_text)."""
-    from slimdata._tf import tf
-    return {
-        'image/encoded': tf.io.FixedLenFeature((), tf.string, default_value=''),
-        'image/format': tf.io.FixedLenFeature((), tf.string, default_value='jpeg'),
-        'image/height': tf.io.FixedLenFeature([1], tf.int64),
-        'image/width': tf.io.FixedLenFeature([1], tf.int64),
-        'image/channels': tf.io.FixedLenFeature([1], tf.int64),
-        'image/shape': tf.io.FixedLenFeature([3], tf.int64),
-        **{_BBOX_PREFIX + field: tf.io.VarLenFeature(tf.float32) for field in _BOX_FIELDS},
-        _BBOX_PREFIX + 'label': tf.io.VarLenFeature(tf.int64),
-        _BBOX_PREFIX + 'label_text': tf.io.VarLenFeature(tf.string),
-        _BBOX_PREFIX + 'difficult': tf.io.VarLenFeature(tf.int64),
-        _BBOX_PREFIX + 'truncated': tf.io.VarLenFeature(tf.int64),
-    }
+    """The `tf.io` feature specs of the records (`FEATURES`)."""
+    return dataset_info.keys_to_features_from_json(FEATURES)
 
 
 def items_to_handlers() -> Dict[str, Any]:
@@ -163,33 +166,39 @@ def _check_year(year: str) -> None:
 
 # --- Converter: a VOCdevkit tree -> sharded TFRecords ----------------------------------------
 
-def find_voc_folder(dataset_root: str, year: str) -> Tuple[str, str]:
-    """Finds the `VOC<year>` folder (the one holding Annotations/) under `dataset_root`.
+def find_voc_folder(src: str, year: str, marker: str = 'Annotations') -> Tuple[str, str]:
+    """Finds the `VOC<year>` folder (the one holding `marker`) under `src`.
 
     Accepts the `VOC<year>` folder itself, the VOCdevkit root, or the folder the VOC tar
-    was extracted into (which holds VOCdevkit/).
+    was extracted into (which holds VOCdevkit/), for detection and segmentation alike.
+
+    Args:
+      src: the folder given.
+      year: '2007' or '2012'.
+      marker: what the VOC folder holds: Annotations/ for detection,
+        ImageSets/Segmentation/ for segmentation.
 
     Returns:
-      (the VOC<year> folder, a phrase saying which of the three `dataset_root` was).
+      (the VOC<year> folder, a phrase saying which of the three `src` was).
 
     Raises:
-      ValueError: if none of them holds Annotations/, or the folder is another year's.
+      ValueError: if none of them holds `marker`, or the folder is another year's.
     """
-    candidates = [(dataset_root, 'the VOC folder itself'),
-                  (os.path.join(dataset_root, f'VOC{year}'), 'a VOCdevkit root'),
-                  (os.path.join(dataset_root, 'VOCdevkit', f'VOC{year}'),
+    candidates = [(src, 'the VOC folder itself'),
+                  (os.path.join(src, f'VOC{year}'), 'a VOCdevkit root'),
+                  (os.path.join(src, 'VOCdevkit', f'VOC{year}'),
                    'the folder holding VOCdevkit/')]
     for folder, found_as in candidates:
-        if fs.isdir(os.path.join(folder, 'Annotations')):
+        if fs.isdir(os.path.join(folder, marker)):
             named_year = re.fullmatch(r'VOC(\d{4})', os.path.basename(os.path.normpath(folder)))
             if named_year and named_year.group(1) != year:
                 raise ValueError(f'{folder} is the VOC{named_year.group(1)} folder, but year '
                                  f'{year} was asked for')
             return folder, found_as
     raise ValueError(
-        f'{dataset_root} is not a Pascal VOC {year} tree: expected Annotations/, JPEGImages/ '
-        f'and ImageSets/Main/ in it, in {os.path.join(dataset_root, "VOC" + year)}, or in '
-        f'{os.path.join(dataset_root, "VOCdevkit", "VOC" + year)}')
+        f'{src} is not a Pascal VOC {year} tree: expected {marker}/ in it, in '
+        f'{os.path.join(src, "VOC" + year)}, or in '
+        f'{os.path.join(src, "VOCdevkit", "VOC" + year)}')
 
 
 def read_image_ids(voc_folder: str, split: str,
@@ -228,6 +237,7 @@ def read_image_ids(voc_folder: str, split: str,
             raise ValueError(f'{where}: expected one image id per line, got {line!r} (is this '
                              'a per-class list such as aeroplane_train.txt?)')
         image_id = fields[0]
+        convert_utils.check_printable_id(image_id, where)
         if os.path.isabs(image_id) or os.path.normpath(image_id).split(os.sep)[0] == '..':
             raise ValueError(f'{where}: entry {image_id!r} points outside the dataset folder '
                              f'{voc_folder}')
@@ -438,22 +448,24 @@ def _box_detail(box: Tuple[float, ...], where: str) -> str:
     return f'{where}: ymin, xmin, ymax, xmax = {", ".join(f"{v:.4f}" for v in box)}'
 
 
-def convert(dataset_root: str, output_dir: str, year: str, split: str,
-            num_shards: int = DEFAULT_NUM_SHARDS, workers: int = 1,
-            seed: Optional[int] = None, on_bad_box: str = 'clip', overwrite: bool = False,
-            beam_options: Optional[Sequence[str]] = None,
-            **source_options: Any) -> WriteSummary:
-    """Converts one split of a Pascal VOC tree to sharded TFRecords and dataset_info.json.
+@renamed_argument('workers', 'processes')
+def convert_voc(src: str, output_dir: str, year: str, splits: Union[str, Sequence[str]],
+                num_shards: Optional[int] = None, processes: int = 1,
+                seed: Optional[int] = None, on_bad_box: str = 'clip', overwrite: bool = False,
+                beam_options: Optional[Sequence[str]] = None,
+                **source_options: Any) -> Dict[str, WriteSummary]:
+    """Converts splits of a Pascal VOC tree to sharded TFRecords and dataset_info.json.
 
     Args:
-      dataset_root: the VOC<year> folder, the VOCdevkit root, or the folder holding
-        VOCdevkit/ (see `find_voc_folder`).
+      src: the VOC<year> folder, the VOCdevkit root, or the folder holding VOCdevkit/ (see
+        `find_voc_folder`).
       output_dir: where `<split>-NNNNN-of-NNNNN.tfrecord`, dataset_info.json and labels.txt
         are written (created if needed).
       year: '2007' or '2012'.
-      split: the list file's name in ImageSets/Main, e.g. 'train', 'val', 'trainval', 'test'.
-      num_shards: the number of shard files.
-      workers: processes that parse and encode images in parallel.
+      splits: list files' names in ImageSets/Main, e.g. 'trainval', or ['train', 'val'].
+      num_shards: shards per split; None chooses them by the split's size
+        (`slimdata.records.writer.shards_for_size`).
+      processes: processes that parse and encode images in parallel (1: this one).
       seed: None keeps the list file's order (the command line's default is 0, as for the
         other converters); an int shuffles the ids reproducibly, as models/research/slim's
         converters do with a fixed seed, so that consecutive records are not consecutive
@@ -464,76 +476,44 @@ def convert(dataset_root: str, output_dir: str, year: str, split: str,
       beam_options: write the shards with an Apache Beam pipeline with these pipeline
         options (e.g. ['--runner=DirectRunner']); None writes them with local processes.
       **source_options: `check_images`, `follow_symlinks`, `max_file_bytes`,
-        `max_image_pixels` (see `convert_utils.SourcePolicy`; `dataset_root` is the root).
+        `max_image_pixels` (see `convert_utils.SourcePolicy`; `src` is the root).
 
     Returns:
-      The writer's summary (records, bytes, notes on clipped boxes and dropped objects).
+      split -> the writer's summary (records, bytes, notes on clipped boxes and dropped
+      objects).
 
     Raises:
       ValueError: for bad arguments or bad input, naming the file (a `RerunError` when
-        `output_dir` holds the split from other input).
+        `output_dir` holds a split from other input).
       OSError: for an I/O error, naming the file.
     """
     _check_year(year)
     if on_bad_box not in BAD_BOX_POLICIES:
         raise ValueError(f'on_bad_box={on_bad_box!r}; expected one of {BAD_BOX_POLICIES}')
-    policy = convert_utils.SourcePolicy(dataset_root, **source_options)
-    voc_folder, found_as = find_voc_folder(dataset_root, year)
-    list_file, image_ids = read_image_ids(voc_folder, split, policy)
-    progress.info(f'pascalvoc_{year} {split}: {len(image_ids)} images listed in {list_file} '
-                  f'({dataset_root} is {found_as})')
-    image_ids = convert_utils.deterministic_shuffle(image_ids, seed)
-    encode = functools.partial(encode_image, voc_folder=voc_folder, list_file=list_file,
-                               on_bad_box=on_bad_box, policy=policy)
-    options = {'converter': 'voc', 'year': year, 'split': split, 'seed': seed,
-               'on_bad_box': on_bad_box, **policy.options()}
+    policy = convert_utils.SourcePolicy(src, **source_options)
+    voc_folder, found_as = find_voc_folder(src, year)
+    sources = []
+    for split in [splits] if isinstance(splits, str) else list(dict.fromkeys(splits)):
+        list_file, image_ids = read_image_ids(voc_folder, split, policy)
+        progress.info(f'pascalvoc_{year} {split}: {len(image_ids)} images listed in '
+                      f'{list_file} ({src} is {found_as})')
+        encode = functools.partial(encode_image, voc_folder=voc_folder, list_file=list_file,
+                                   on_bad_box=on_bad_box, policy=policy)
+        options = {'converter': 'voc', 'year': year, 'split': split, 'seed': seed,
+                   'on_bad_box': on_bad_box, **policy.options()}
+        sources.append(SplitSource(split, convert_utils.deterministic_shuffle(image_ids, seed),
+                                   encode, num_shards, options,
+                                   functools.partial(source_paths, voc_folder),
+                                   desc=f'pascalvoc_{year} {split}'))
     return write_dataset(
-        output_dir, [SplitSource(split, image_ids, encode, num_shards, options,
-                                 functools.partial(source_paths, voc_folder),
-                                 desc=f'pascalvoc_{year} {split}')],
-        dataset_name=f'pascalvoc_{year}', labels_to_names=LABELS_TO_NAMES,
-        keys_to_features=keys_to_features(), extra={'num_classes': NUM_CLASSES},
-        workers=workers, overwrite=overwrite, beam_options=beam_options)[split]
+        output_dir, sources, dataset_name=f'pascalvoc_{year}', labels_to_names=LABELS_TO_NAMES,
+        keys_to_features=FEATURES, extra={'num_classes': NUM_CLASSES},
+        processes=processes, overwrite=overwrite, beam_options=beam_options)
 
 
-_CLI_DESCRIPTION = """\
-Converts one split of Pascal VOC (2007 or 2012) to TFRecords in SSD-Tensorflow's layout.
-
-SRC is the VOC<year> folder, the VOCdevkit root, or the folder holding VOCdevkit/:
-
-  VOCdevkit/
-    VOC2007/
-      Annotations/<id>.xml       one XML per image (VOC format)
-      JPEGImages/<id>.jpg        the images, copied into the records unchanged
-      ImageSets/Main/<split>.txt the image ids of each split, one per line
-
-Only the ids listed in ImageSets/Main/<split>.txt are converted.
-"""
-
-
-def add_convert_arguments(parser: argparse.ArgumentParser) -> None:
-    """Adds the arguments of `slimdata convert voc` (SRC, OUT and options) to `parser`."""
-    parser.description = _CLI_DESCRIPTION
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    convert_utils.add_source_and_output(parser, 'the VOC tree (see above)')
-    parser.add_argument('--year', required=True, choices=YEARS,
-                        help='the VOC edition; SRC must hold (or be) its VOC<year> folder')
-    parser.add_argument('--split', required=True,
-                        help='the list in ImageSets/Main to convert: train, val, trainval, test')
-    convert_utils.add_writer_arguments(parser, default_num_shards=DEFAULT_NUM_SHARDS)
-    parser.add_argument('--on-bad-box', choices=BAD_BOX_POLICIES, default='clip',
-                        help='a box crossing the image edge is clipped, its object dropped, '
-                             'or the conversion stops (default: %(default)s); a box entirely '
-                             'outside the image or inverted is dropped (or stops it, with '
-                             'error). Every one is counted in the summary')
-
-
-def run_convert(args: argparse.Namespace) -> WriteSummary:
-    """Runs `convert` with the arguments added by `add_convert_arguments`; prints the summary."""
-    summary = convert(args.src, args.output_dir, args.year, args.split,
-                      num_shards=args.num_shards, workers=args.workers, seed=args.seed,
-                      on_bad_box=args.on_bad_box, overwrite=args.overwrite,
-                      beam_options=convert_utils.beam_options_from_args(args),
-                      **convert_utils.source_options_from_args(args))
-    progress.result(summary.format())
-    return summary
+def convert(dataset_root: str, output_dir: str, year: str, split: str,
+            **options: Any) -> WriteSummary:
+    """Deprecated: `convert_voc(src, output_dir, year, split, ...)[split]`."""
+    warn_renamed('pascalvoc.convert(...)', 'pascalvoc.convert_voc(...), which returns a '
+                 'summary per split')
+    return convert_voc(dataset_root, output_dir, year, split, **options)[split]

@@ -16,7 +16,9 @@ Converters read three source trees:
 
   pascal_voc_seg  VOC2012: ImageSets/Segmentation/<split>.txt, JPEGImages/<id>.jpg and
                   SegmentationClassRaw/<id>.png (indices) or SegmentationClass/<id>.png
-                  (palette PNGs: the palette index is the class, 255 the boundary).
+                  (palette PNGs: the palette index is the class, 255 the boundary). SRC is
+                  the VOC2012 folder, the VOCdevkit root or the folder holding VOCdevkit/,
+                  as for the detection converter.
   cityscapes      leftImg8bit/<split>/<city>/*_leftImg8bit.png and
                   gtFine/<split>/<city>/*_gtFine_labelTrainIds.png; splits train, val, test
                   are written as train_fine, val_fine, test_fine, as deeplab names them.
@@ -35,12 +37,11 @@ Descriptors: `get_split('pascal_voc_seg' | 'cityscapes' | 'ade20k', split, datas
 with items `image`, `image_name`, `height`, `width`, `labels_class` and the attributes
 `num_classes` and `ignore_label`, as deeplab's `segmentation_dataset.get_dataset` declares.
 
-Converter worker processes import this module to run its encode functions, so it does not
-import TensorFlow when imported: the functions that need it (descriptors, folder listings)
+The converters (and their worker processes, which run the encode functions) never import
+TensorFlow: the schema they record is declared without it (`FEATURES`); the descriptors
 import it when called.
 """
 
-import argparse
 import dataclasses
 import functools
 import os
@@ -50,9 +51,9 @@ import numpy as np
 
 from slimdata import progress
 from slimdata.dataset import Dataset
-from slimdata.cli import common as arguments
-from slimdata.datasets import convert_utils
-from slimdata.records import fs, images
+from slimdata.datasets import convert_utils, pascalvoc
+from slimdata.deprecation import renamed_argument
+from slimdata.records import dataset_info, fs, images
 from slimdata.records.example import serialize_example
 from slimdata.records.writer import EncodedExample, SplitSource, WriteSummary, write_dataset
 
@@ -120,20 +121,22 @@ PUBLISHED_DATASETS = {
 # Record layout and descriptors
 
 
+#: The feature specs of deeplab's records (defaults as deeplab declares them), as
+#: dataset_info.json records them.
+FEATURES = {
+    'image/encoded': dataset_info.fixed_len([], 'string', ''),
+    'image/filename': dataset_info.fixed_len([], 'string', ''),
+    'image/format': dataset_info.fixed_len([], 'string', 'jpeg'),
+    'image/height': dataset_info.fixed_len([], 'int64', 0),
+    'image/width': dataset_info.fixed_len([], 'int64', 0),
+    'image/segmentation/class/encoded': dataset_info.fixed_len([], 'string', ''),
+    'image/segmentation/class/format': dataset_info.fixed_len([], 'string', 'png'),
+}
+
+
 def keys_to_features() -> Dict[str, Any]:
-    """The feature specs of deeplab's records (defaults as deeplab declares them)."""
-    from slimdata._tf import tf
-    return {
-        'image/encoded': tf.io.FixedLenFeature((), tf.string, default_value=''),
-        'image/filename': tf.io.FixedLenFeature((), tf.string, default_value=''),
-        'image/format': tf.io.FixedLenFeature((), tf.string, default_value='jpeg'),
-        'image/height': tf.io.FixedLenFeature((), tf.int64, default_value=0),
-        'image/width': tf.io.FixedLenFeature((), tf.int64, default_value=0),
-        'image/segmentation/class/encoded':
-            tf.io.FixedLenFeature((), tf.string, default_value=''),
-        'image/segmentation/class/format':
-            tf.io.FixedLenFeature((), tf.string, default_value='png'),
-    }
+    """The `tf.io` feature specs of deeplab's records (`FEATURES`)."""
+    return dataset_info.keys_to_features_from_json(FEATURES)
 
 
 def items_to_handlers() -> Dict[str, Any]:
@@ -306,8 +309,8 @@ def record_features(image: bytes, image_format: str, image_name: Any,
 # Listing the source trees
 
 
-def resolve_voc_label_dir(root: str, label_dir: Optional[str] = None) -> str:
-    """The folder of VOC label PNGs: `label_dir` (relative to `root`, or absolute), else
+def resolve_voc_label_dir(voc_folder: str, label_dir: Optional[str] = None) -> str:
+    """The folder of VOC label PNGs: `label_dir` (relative to `voc_folder`, or absolute), else
     SegmentationClassRaw if present, else SegmentationClass.
 
     Raises:
@@ -315,24 +318,24 @@ def resolve_voc_label_dir(root: str, label_dir: Optional[str] = None) -> str:
     """
     candidates = [label_dir] if label_dir else list(VOC_LABEL_DIRS)
     for candidate in candidates:
-        path = os.path.join(root, candidate)
+        path = os.path.join(voc_folder, candidate)
         if fs.isdir(path):
             return path
-    raise ValueError(f'no label folder in {root}: looked for '
-                     f'{", ".join(os.path.join(root, c) for c in candidates)}')
+    raise ValueError(f'no label folder in {voc_folder}: looked for '
+                     f'{", ".join(os.path.join(voc_folder, c) for c in candidates)}')
 
 
-def list_voc_seg(root: str, split: str, label_dir: str,
+def list_voc_seg(voc_folder: str, split: str, label_dir: str,
                  policy: Optional[convert_utils.SourcePolicy] = None
                  ) -> List[SegmentationSource]:
     """The examples of `ImageSets/Segmentation/<split>.txt`, in list order.
 
     Raises:
-      ValueError: for a missing list, a bad line, an entry that escapes `root`, or a
+      ValueError: for a missing list, a bad line, an entry that escapes `voc_folder`, or a
         missing image or label file (naming both).
     """
-    policy = policy or convert_utils.SourcePolicy(root)
-    list_dir = os.path.join(root, 'ImageSets', 'Segmentation')
+    policy = policy or convert_utils.SourcePolicy(voc_folder)
+    list_dir = os.path.join(voc_folder, 'ImageSets', 'Segmentation')
     list_file = os.path.join(list_dir, f'{split}.txt')
     if not fs.exists(list_file):
         available = [name[:-4] for name in _listdir(list_dir) if name.endswith('.txt')]
@@ -345,9 +348,9 @@ def list_voc_seg(root: str, split: str, label_dir: str,
         if len(tokens) != 1:
             raise ValueError(f'{list_file}:{line_number}: expected one image id per line, '
                              f'got {line.strip()!r}')
-        image_id = tokens[0]
+        image_id = convert_utils.check_printable_id(tokens[0], f'{list_file}:{line_number}')
         _check_inside_root(image_id, list_file, line_number)
-        sources.append(_existing_pair(os.path.join(root, 'JPEGImages', f'{image_id}.jpg'),
+        sources.append(_existing_pair(os.path.join(voc_folder, 'JPEGImages', f'{image_id}.jpg'),
                                       os.path.join(label_dir, f'{image_id}.png'), image_id))
     return sources
 
@@ -357,16 +360,16 @@ def _listdir(folder: str) -> List[str]:
     return fs.listdir(folder) if fs.isdir(folder) else []
 
 
-def list_cityscapes(root: str, split: str) -> List[SegmentationSource]:
+def list_cityscapes(src: str, split: str) -> List[SegmentationSource]:
     """The fine-annotated examples of a Cityscapes split folder ('train', 'val', 'test'),
     sorted by city and file name.
 
     Raises:
       ValueError: for a missing split folder, no images, or a missing label file.
     """
-    image_root = os.path.join(root, 'leftImg8bit', split)
+    image_root = os.path.join(src, 'leftImg8bit', split)
     if not fs.isdir(image_root):
-        image_splits = os.path.join(root, 'leftImg8bit')
+        image_splits = os.path.join(src, 'leftImg8bit')
         raise ValueError(f'no Cityscapes image folder {image_root}; splits in {image_splits}: '
                          f'{_listdir(image_splits)}')
     sources = []
@@ -376,7 +379,7 @@ def list_cityscapes(root: str, split: str) -> List[SegmentationSource]:
                 image_id = name[:-len(_CITYSCAPES_IMAGE_SUFFIX)]
                 sources.append(_existing_pair(
                     os.path.join(image_root, city, name),
-                    os.path.join(root, 'gtFine', split, city,
+                    os.path.join(src, 'gtFine', split, city,
                                  image_id + _CITYSCAPES_LABEL_SUFFIX),
                     image_id))
     if not sources:
@@ -384,7 +387,7 @@ def list_cityscapes(root: str, split: str) -> List[SegmentationSource]:
     return sources
 
 
-def list_ade20k(root: str, split: str) -> List[SegmentationSource]:
+def list_ade20k(src: str, split: str) -> List[SegmentationSource]:
     """The examples of an ADE20K split ('train' or 'val'), sorted by file name.
 
     Raises:
@@ -394,12 +397,12 @@ def list_ade20k(root: str, split: str) -> List[SegmentationSource]:
         raise ValueError(f'unknown ADE20K split {split!r}; expected one of '
                          f'{sorted(ADE20K_FOLDERS)}')
     folder = ADE20K_FOLDERS[split]
-    image_root = os.path.join(root, 'images', folder)
+    image_root = os.path.join(src, 'images', folder)
     if not fs.isdir(image_root):
         raise ValueError(f'no ADE20K image folder {image_root} (expected the '
-                         'ADEChallengeData2016 folder as root)')
+                         'ADEChallengeData2016 folder as SRC)')
     sources = [_existing_pair(os.path.join(image_root, name),
-                              os.path.join(root, 'annotations', folder, name[:-4] + '.png'),
+                              os.path.join(src, 'annotations', folder, name[:-4] + '.png'),
                               name[:-4])
                for name in _listdir(image_root) if name.endswith('.jpg')]
     if not sources:
@@ -426,72 +429,85 @@ def _existing_pair(image_path: str, label_path: str, image_name: str) -> Segment
 # Converters
 
 
-def convert_voc_seg(root: str, output_dir: str, splits: Union[str, Sequence[str]],
+@renamed_argument('workers', 'processes')
+def convert_voc_seg(src: str, output_dir: str,
+                    splits: Union[str, Sequence[str]] = ('train', 'val'),
                     label_dir: Optional[str] = None, num_classes: Optional[int] = None,
                     ignore_label: Optional[int] = None, on_bad_label: str = 'error',
-                    num_shards: int = 4, workers: int = 1, seed: Optional[int] = 0,
-                    overwrite: bool = False, beam_options: Optional[Sequence[str]] = None,
+                    num_shards: Optional[int] = None, processes: int = 1,
+                    seed: Optional[int] = 0, overwrite: bool = False,
+                    beam_options: Optional[Sequence[str]] = None, year: str = '2012',
                     **source_options: Any) -> Dict[str, WriteSummary]:
-    """Converts splits of a VOC2012 segmentation tree to deeplab records.
+    """Converts splits of a VOC segmentation tree to deeplab records.
 
     Args:
-      root: the VOC2012 folder (VOCdevkit/VOC2012), holding ImageSets/Segmentation/<split>.txt,
-        JPEGImages/ and SegmentationClassRaw/ or SegmentationClass/.
+      src: the VOC<year> folder (VOCdevkit/VOC2012), the VOCdevkit root, or the folder
+        holding VOCdevkit/ (as `pascalvoc.convert_voc` takes); the VOC folder holds
+        ImageSets/Segmentation/<split>.txt, JPEGImages/ and SegmentationClassRaw/ or
+        SegmentationClass/.
       output_dir: the folder of the shards and `dataset_info.json`.
       splits: list file names, e.g. 'train', ['train', 'val'], 'trainval', 'train_aug'.
-      label_dir: the folder of label PNGs, relative to `root` or absolute; default
+      label_dir: the folder of label PNGs, relative to the VOC folder or absolute; default
         SegmentationClassRaw if present, else SegmentationClass (palette PNGs).
       num_classes, ignore_label: for a custom dataset in the VOC layout; default VOC's
         21 and 255. Recorded in `dataset_info.json`.
       on_bad_label: 'error' or 'ignore' (see `encode_segmentation_example`).
-      num_shards, workers: see `slimdata.records.writer.write_dataset` (per split).
+      num_shards: shards per split; None chooses them by the split's size
+        (`slimdata.records.writer.shards_for_size`).
+      processes: processes that read, check and encode the examples (1: this one).
       seed: shuffles the examples into the shards; None keeps the list's order.
       overwrite: replace splits of other input already in `output_dir` (see
         `slimdata.records.writer`); without it, such a re-run is refused.
       beam_options: write the shards with an Apache Beam pipeline with these pipeline
         options (e.g. ['--runner=DirectRunner']); None writes them with local processes.
+      year: the VOC edition whose folder `src` holds (deeplab's is 2012).
       **source_options: `check_images`, `follow_symlinks`, `max_file_bytes`,
-        `max_image_pixels` (see `convert_utils.SourcePolicy`; `root` is the root).
+        `max_image_pixels` (see `convert_utils.SourcePolicy`; `src` is the root).
 
     Returns:
       split -> its WriteSummary.
     """
-    resolved_label_dir = resolve_voc_label_dir(root, label_dir)
-    policy = convert_utils.SourcePolicy(root, other_roots=(resolved_label_dir,),
+    voc_folder, found_as = pascalvoc.find_voc_folder(
+        src, year, marker=os.path.join('ImageSets', 'Segmentation'))
+    resolved_label_dir = resolve_voc_label_dir(voc_folder, label_dir)
+    policy = convert_utils.SourcePolicy(src, other_roots=(resolved_label_dir,),
                                         **source_options)
-    progress.info(f'pascal_voc_seg: labels from {resolved_label_dir}')
+    progress.info(f'pascal_voc_seg: {voc_folder} ({src} is {found_as}), labels from '
+                  f'{resolved_label_dir}')
     published = PUBLISHED_DATASETS['pascal_voc_seg']
     return _convert('pascal_voc_seg',
-                    {split: list_voc_seg(root, split, resolved_label_dir, policy)
+                    {split: list_voc_seg(voc_folder, split, resolved_label_dir, policy)
                      for split in _as_list(splits)},
                     output_dir, _or(num_classes, published.num_classes),
                     _or(ignore_label, published.ignore_label), on_bad_label, num_shards,
-                    workers, seed, overwrite, beam_options, policy,
+                    processes, seed, overwrite, beam_options, policy,
                     extra={'label_dir': os.path.basename(resolved_label_dir)})
 
 
-def convert_cityscapes(root: str, output_dir: str, splits: Union[str, Sequence[str]],
-                       on_bad_label: str = 'error', num_shards: int = 10, workers: int = 1,
-                       seed: Optional[int] = 0, overwrite: bool = False,
+@renamed_argument('workers', 'processes')
+def convert_cityscapes(src: str, output_dir: str,
+                       splits: Union[str, Sequence[str]] = ('train', 'val'),
+                       on_bad_label: str = 'error', num_shards: Optional[int] = None,
+                       processes: int = 1, seed: Optional[int] = 0, overwrite: bool = False,
                        beam_options: Optional[Sequence[str]] = None,
                        **source_options: Any) -> Dict[str, WriteSummary]:
     """Converts splits of a Cityscapes tree (fine annotations, train ids) to records.
 
     Args:
-      root: the Cityscapes folder holding leftImg8bit/ and gtFine/ (the train-id PNGs made by
+      src: the Cityscapes folder holding leftImg8bit/ and gtFine/ (the train-id PNGs made by
         cityscapesscripts' createTrainIdLabelImgs).
       output_dir: the folder of the shards and `dataset_info.json`.
       splits: 'train', 'val', 'test' or a list of them (or deeplab's names 'train_fine',
         'val_fine', 'test_fine'); written as train_fine, val_fine, test_fine.
       on_bad_label: 'error' or 'ignore' (see `encode_segmentation_example`).
-      num_shards, workers: see `slimdata.records.writer.write_dataset` (per split).
+      num_shards, processes, overwrite, beam_options, **source_options: as for
+        `convert_voc_seg`.
       seed: shuffles the examples into the shards; None keeps the sorted order.
-      overwrite, beam_options, **source_options: as for `convert_voc_seg`.
 
     Returns:
       record split name (train_fine, ...) -> its WriteSummary.
     """
-    policy = convert_utils.SourcePolicy(root, **source_options)
+    policy = convert_utils.SourcePolicy(src, **source_options)
     by_record_split = {}
     for split in _as_list(splits):
         source_split = {record: source for source, record in CITYSCAPES_SPLITS.items()}.get(
@@ -500,38 +516,40 @@ def convert_cityscapes(root: str, output_dir: str, splits: Union[str, Sequence[s
             raise ValueError(f'unknown Cityscapes split {split!r}; expected one of '
                              f'{sorted(CITYSCAPES_SPLITS)} (or '
                              f'{sorted(CITYSCAPES_SPLITS.values())})')
-        by_record_split[CITYSCAPES_SPLITS[source_split]] = list_cityscapes(root, source_split)
+        by_record_split[CITYSCAPES_SPLITS[source_split]] = list_cityscapes(src, source_split)
     published = PUBLISHED_DATASETS['cityscapes']
     return _convert('cityscapes', by_record_split, output_dir, published.num_classes,
-                    published.ignore_label, on_bad_label, num_shards, workers, seed,
+                    published.ignore_label, on_bad_label, num_shards, processes, seed,
                     overwrite, beam_options, policy)
 
 
-def convert_ade20k(root: str, output_dir: str, splits: Union[str, Sequence[str]],
-                   on_bad_label: str = 'error', num_shards: int = 4, workers: int = 1,
-                   seed: Optional[int] = 0, overwrite: bool = False,
+@renamed_argument('workers', 'processes')
+def convert_ade20k(src: str, output_dir: str,
+                   splits: Union[str, Sequence[str]] = ('train', 'val'),
+                   on_bad_label: str = 'error', num_shards: Optional[int] = None,
+                   processes: int = 1, seed: Optional[int] = 0, overwrite: bool = False,
                    beam_options: Optional[Sequence[str]] = None,
                    **source_options: Any) -> Dict[str, WriteSummary]:
     """Converts splits of the ADE20K scene-parsing tree (ADEChallengeData2016) to records.
 
     Args:
-      root: the ADEChallengeData2016 folder, holding images/{training,validation}/*.jpg and
+      src: the ADEChallengeData2016 folder, holding images/{training,validation}/*.jpg and
         annotations/{training,validation}/*.png.
       output_dir: the folder of the shards and `dataset_info.json`.
       splits: 'train' (images/training), 'val' (images/validation), or both.
       on_bad_label: 'error' or 'ignore' (see `encode_segmentation_example`).
-      num_shards, workers: see `slimdata.records.writer.write_dataset` (per split).
+      num_shards, processes, overwrite, beam_options, **source_options: as for
+        `convert_voc_seg`.
       seed: shuffles the examples into the shards; None keeps the sorted order.
-      overwrite, beam_options, **source_options: as for `convert_voc_seg`.
 
     Returns:
       split -> its WriteSummary.
     """
-    policy = convert_utils.SourcePolicy(root, **source_options)
+    policy = convert_utils.SourcePolicy(src, **source_options)
     published = PUBLISHED_DATASETS['ade20k']
-    return _convert('ade20k', {split: list_ade20k(root, split) for split in _as_list(splits)},
+    return _convert('ade20k', {split: list_ade20k(src, split) for split in _as_list(splits)},
                     output_dir, published.num_classes, published.ignore_label, on_bad_label,
-                    num_shards, workers, seed, overwrite, beam_options, policy)
+                    num_shards, processes, seed, overwrite, beam_options, policy)
 
 
 def _as_list(splits: Union[str, Sequence[str]]) -> List[str]:
@@ -540,7 +558,7 @@ def _as_list(splits: Union[str, Sequence[str]]) -> List[str]:
 
 def _convert(dataset_name: str, splits: Mapping[str, List[SegmentationSource]],
              output_dir: str, num_classes: int, ignore_label: int, on_bad_label: str,
-             num_shards: int, workers: int, seed: Optional[int], overwrite: bool,
+             num_shards: Optional[int], processes: int, seed: Optional[int], overwrite: bool,
              beam_options: Optional[Sequence[str]], policy: convert_utils.SourcePolicy,
              extra: Optional[Mapping[str, Any]] = None) -> Dict[str, WriteSummary]:
     """Writes the splits' sources and records them in `dataset_info.json`."""
@@ -562,9 +580,9 @@ def _convert(dataset_name: str, splits: Mapping[str, List[SegmentationSource]],
     return write_dataset(
         output_dir, sources, dataset_name=dataset_name,
         labels_to_names=_published_labels(dataset_name, num_classes),
-        keys_to_features=keys_to_features(),
+        keys_to_features=FEATURES,
         extra={'num_classes': num_classes, 'ignore_label': ignore_label, **(extra or {})},
-        workers=workers, overwrite=overwrite, beam_options=beam_options)
+        processes=processes, overwrite=overwrite, beam_options=beam_options)
 
 
 def _files_of(source: SegmentationSource) -> List[str]:
@@ -573,87 +591,3 @@ def _files_of(source: SegmentationSource) -> List[str]:
 
 def _or(value: Optional[int], default: int) -> int:
     return default if value is None else value
-
-
-# ----------------------------------------------------------------------------------------
-# Command line (wired into `slimdata convert` by the CLI)
-
-
-def _add_common_arguments(parser: argparse.ArgumentParser, root_help: str, splits_help: str,
-                          default_splits: List[str], default_num_shards: int) -> None:
-    convert_utils.add_source_and_output(parser, root_help)
-    parser.add_argument('--split', dest='splits', nargs='+', default=default_splits,
-                        help=f'{splits_help} (default: %(default)s)')
-    parser.add_argument('--on-bad-label', choices=ON_BAD_LABEL_CHOICES, default='error',
-                        help='label values neither < num_classes nor ignore_label: error '
-                             '(default) or store them as ignore_label and count them')
-    convert_utils.add_writer_arguments(parser, default_num_shards)
-
-
-def add_voc_seg_arguments(parser: argparse.ArgumentParser) -> None:
-    """Adds the options of `run_voc_seg` to `parser`."""
-    parser.description = (
-        'Convert a PASCAL VOC 2012 segmentation tree to deeplab TFRecords. Expects ROOT = '
-        'VOCdevkit/VOC2012 with ImageSets/Segmentation/<split>.txt (one image id per line), '
-        'JPEGImages/<id>.jpg and SegmentationClassRaw/<id>.png (class indices) or '
-        'SegmentationClass/<id>.png (palette PNGs; indices are read, not colours).')
-    _add_common_arguments(parser, 'the VOC2012 folder (VOCdevkit/VOC2012)',
-                          'list names in ImageSets/Segmentation', ['train', 'val'], 4)
-    parser.add_argument('--label-dir', default=None,
-                        help='label PNG folder, relative to ROOT or absolute (default: '
-                             'SegmentationClassRaw if present, else SegmentationClass)')
-    parser.add_argument('--num-classes', type=arguments.positive_int, default=None,
-                        help='for a custom dataset in the VOC layout (default: 21)')
-    parser.add_argument('--ignore-label', type=arguments.label_value, default=None,
-                        help='for a custom dataset in the VOC layout (default: 255)')
-
-
-def run_voc_seg(args: argparse.Namespace) -> Dict[str, WriteSummary]:
-    """Runs `convert_voc_seg` for `args.splits`, printing what it did."""
-    return convert_utils.print_summaries(convert_voc_seg(
-        args.src, args.output_dir, args.splits, label_dir=args.label_dir,
-        num_classes=args.num_classes, ignore_label=args.ignore_label,
-        **_common_options(args)))
-
-
-def add_cityscapes_arguments(parser: argparse.ArgumentParser) -> None:
-    """Adds the options of `run_cityscapes` to `parser`."""
-    parser.description = (
-        'Convert a Cityscapes tree (fine annotations) to deeplab TFRecords. Expects ROOT with '
-        'leftImg8bit/<split>/<city>/*_leftImg8bit.png and '
-        'gtFine/<split>/<city>/*_gtFine_labelTrainIds.png (made by cityscapesscripts\' '
-        'createTrainIdLabelImgs). Splits train/val/test are written as '
-        'train_fine/val_fine/test_fine.')
-    _add_common_arguments(parser, 'the Cityscapes folder holding leftImg8bit/ and gtFine/',
-                          'split folders: train, val, test', ['train', 'val'], 10)
-
-
-def run_cityscapes(args: argparse.Namespace) -> Dict[str, WriteSummary]:
-    """Runs `convert_cityscapes` for `args.splits`, printing what it did."""
-    return convert_utils.print_summaries(convert_cityscapes(args.src, args.output_dir, args.splits,
-                                               **_common_options(args)))
-
-
-def add_ade20k_arguments(parser: argparse.ArgumentParser) -> None:
-    """Adds the options of `run_ade20k` to `parser`."""
-    parser.description = (
-        'Convert the ADE20K scene-parsing tree to deeplab TFRecords. Expects ROOT = '
-        'ADEChallengeData2016 with images/{training,validation}/*.jpg and '
-        'annotations/{training,validation}/*.png (class indices 0-150, 0 = ignore).')
-    _add_common_arguments(parser, 'the ADEChallengeData2016 folder',
-                          'train (images/training), val (images/validation)',
-                          ['train', 'val'], 4)
-
-
-def run_ade20k(args: argparse.Namespace) -> Dict[str, WriteSummary]:
-    """Runs `convert_ade20k` for `args.splits`, printing what it did."""
-    return convert_utils.print_summaries(convert_ade20k(args.src, args.output_dir, args.splits,
-                                           **_common_options(args)))
-
-
-def _common_options(args: argparse.Namespace) -> Dict[str, Any]:
-    """The keyword arguments of the converters' options `_add_common_arguments` declared."""
-    return {'on_bad_label': args.on_bad_label, 'num_shards': args.num_shards,
-            'workers': args.workers, 'seed': args.seed, 'overwrite': args.overwrite,
-            'beam_options': convert_utils.beam_options_from_args(args),
-            **convert_utils.source_options_from_args(args)}

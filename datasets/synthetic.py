@@ -5,7 +5,7 @@ downloading anything. Each generator here writes such a tree of real files (PNG,
 XML, list files), so what reads it is the real converter:
 
   `make_image_folder`  root/<class>/<class>_<i>.png   -> classification.convert_image_folder
-  `make_voc_tree`      root/VOC<year>/... (detection)  -> pascalvoc.convert
+  `make_voc_tree`      root/VOC<year>/... (detection)  -> pascalvoc.convert_voc
   `make_voc_seg_tree`  root/VOC2012/... (segmentation) -> segmentation.convert_voc_seg
 
 The data are learnable: a class is a pattern (classification) or a shape with its own colour
@@ -448,7 +448,7 @@ def make_voc_tree(root: str, year: str = '2007', num_images: int = 64,
     learns them. Its box is the tight box of its pixels. About 15% of objects cross an image
     edge (cut there, box ending at the edge, truncated=1) and about 8% are drawn at a quarter
     of the size and marked difficult=1. Every box lies inside the image, so
-    `pascalvoc.convert(folder, out, year, split)` converts the tree with no clipped or dropped
+    `pascalvoc.convert_voc(folder, out, year, split)` converts the tree with no clipped or dropped
     box and no note.
 
     Args:

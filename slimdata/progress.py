@@ -105,11 +105,21 @@ class Progress:
         else:
             self._print(message)
 
-    def close(self) -> None:
-        """Ends the display: closes the bar, or writes the final line."""
+    def close(self, stopped: bool = False) -> None:
+        """Ends the display: closes the bar, or writes the final line.
+
+        Args:
+          stopped: the work ended early (an error, Ctrl-C): the final line says how far it
+            got, never "done".
+        """
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+        elif self._lines and not self._quiet and stopped:
+            seconds = time.perf_counter() - self._started
+            total = f' of {self._amount(self.total)}' if self.total else ''
+            self._print(f'{self.desc}: stopped after {self._amount(self.count)}{total} in '
+                        f'{seconds:.1f} s')
         elif self._lines and not self._quiet and self.count:
             seconds = time.perf_counter() - self._started
             rate = self.count / seconds if seconds > 0 else 0
@@ -144,8 +154,10 @@ class Progress:
     def __enter__(self) -> 'Progress':
         return self
 
-    def __exit__(self, *exc_info) -> None:
-        self.close()
+    def __exit__(self, exc_type, exc_value, traceback) -> None:
+        if exc_type is not None and issubclass(exc_type, BrokenPipeError):
+            self._quiet = True  # the reader of the output went away: nothing more to say
+        self.close(stopped=exc_type is not None)
 
 
 def _is_terminal(stream: TextIO) -> bool:

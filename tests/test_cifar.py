@@ -78,7 +78,7 @@ def _as_multiset(pairs):
 def test_cifar10_records_hold_the_source_pixels_and_labels(tmp_path):
     expected = make_cifar10(tmp_path / 'src')
     out = tmp_path / 'out'
-    summaries = cifar.convert_cifar('cifar10', str(tmp_path / 'src'), str(out))
+    summaries = cifar.convert_cifar10(str(tmp_path / 'src'), str(out))
     assert {split: summary.num_records for split, summary in summaries.items()} == {
         'train': 20, 'test': 4}
     for split in ('train', 'test'):
@@ -97,7 +97,7 @@ def test_cifar100_coarse_labels_read_without_tensorflow(tmp_path):
     expected = make_cifar100(tmp_path / 'src')
     out = tmp_path / 'out'
     # SRC may be the unpacked folder itself.
-    cifar.convert_cifar('cifar100', str(tmp_path / 'src' / 'cifar-100-python'), str(out),
+    cifar.convert_cifar100(str(tmp_path / 'src' / 'cifar-100-python'), str(out),
                         label_mode='coarse')
     pixels, _, coarse = expected['test']
     records = []
@@ -155,7 +155,7 @@ def test_a_pickle_that_would_run_code_is_refused_naming_the_file(tmp_path):
     marker = tmp_path / 'it-ran'
     _dump(batch, {b'data': _RunsACommand(marker), b'labels': []})
     with pytest.raises(ValueError) as error:
-        cifar.convert_cifar('cifar10', str(tmp_path / 'src'), str(tmp_path / 'out'))
+        cifar.convert_cifar10(str(tmp_path / 'src'), str(tmp_path / 'out'))
     assert str(batch) in str(error.value) and 'system' in str(error.value)
     assert not marker.exists()
     assert not (tmp_path / 'out').exists()
@@ -180,7 +180,7 @@ def test_a_damaged_batch_is_an_error_naming_file_and_key(tmp_path, damage, messa
         original = pickle.load(stream, encoding='bytes')
     _dump(batch, damage(original))
     with pytest.raises(ValueError, match=message) as error:
-        cifar.convert_cifar('cifar10', str(tmp_path / 'src'), str(tmp_path / 'out'))
+        cifar.convert_cifar10(str(tmp_path / 'src'), str(tmp_path / 'out'))
     assert str(batch) in str(error.value)
 
 
@@ -189,9 +189,9 @@ def test_a_missing_batch_or_folder_is_named(tmp_path):
     missing = tmp_path / 'src' / 'cifar-10-batches-py' / 'data_batch_4'
     missing.unlink()
     with pytest.raises(FileNotFoundError, match='data_batch_4'):
-        cifar.convert_cifar('cifar10', str(tmp_path / 'src'), str(tmp_path / 'out'))
+        cifar.convert_cifar10(str(tmp_path / 'src'), str(tmp_path / 'out'))
     with pytest.raises(ValueError, match='neither batches.meta nor cifar-10-batches-py/'):
-        cifar.convert_cifar('cifar10', str(tmp_path), str(tmp_path / 'out'))
+        cifar.convert_cifar10(str(tmp_path), str(tmp_path / 'out'))
     truncated = tmp_path / 'src' / 'cifar-10-batches-py' / 'test_batch'
     truncated.write_bytes(truncated.read_bytes()[:500])
     with pytest.raises(ValueError, match='not a CIFAR python pickle'):
@@ -201,7 +201,7 @@ def test_a_missing_batch_or_folder_is_named(tmp_path):
 def test_slims_own_reader_settings_read_the_records(tmp_path):
     """models/research/slim's cifar10 reader keys, with slimdata's shard pattern."""
     expected = make_cifar10(tmp_path / 'src', rows_per_batch=2)
-    cifar.convert_cifar('cifar10', str(tmp_path / 'src'), str(tmp_path / 'out'))
+    cifar.convert_cifar10(str(tmp_path / 'src'), str(tmp_path / 'out'))
     keys_to_features = {
         'image/encoded': tf.io.FixedLenFeature((), tf.string, default_value=''),
         'image/format': tf.io.FixedLenFeature((), tf.string, default_value='png'),
@@ -218,3 +218,123 @@ def test_slims_own_reader_settings_read_the_records(tmp_path):
     examples = read_all(dataset)
     assert _as_multiset((e['image'], e['label']) for e in examples) == _as_multiset(
         expected['test'])
+
+
+# --- Hostile and unusual pickles: arrays only from bytes in the file ---------------------------
+
+ADDRESS_SPACE = 1 << 30  # the converter's whole address space in these runs: 1 GiB
+
+
+def _convert_bounded(src, out):
+    """`slimdata convert cifar10 SRC OUT` in a subprocess whose address space is bounded, so
+    that an allocation the file asks for fails there, not in the test process."""
+    import resource
+
+    def bound():
+        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+    return subprocess.run([sys.executable, '-m', 'slimdata', 'convert', 'cifar10', str(src),
+                           str(out), '-q'], capture_output=True, text=True, timeout=300,
+                          preexec_fn=bound, env={**os.environ, 'OPENBLAS_NUM_THREADS': '1'})
+
+
+class _Uninitialised:
+    """Unpickles as `numpy.ndarray(shape, dtype)`: an array of memory the file never held."""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+    def __reduce__(self):
+        return np.ndarray, (self.shape, np.dtype('uint8'))
+
+
+class _DeclaredShape:
+    """Unpickles as numpy does an array, with a shape that the bytes given do not fill."""
+
+    def __init__(self, shape, data):
+        self.shape, self.data = shape, data
+
+    def __reduce__(self):
+        reconstruct = np.ndarray.__reduce__(np.zeros(1, np.uint8))[0]
+        return (reconstruct, (np.ndarray, (0,), b'b'),
+                (1, self.shape, np.dtype('uint8'), False, self.data))
+
+
+class _Codec:
+    """Unpickles as `_codecs.encode(text, codec)`: a codec can expand a few bytes a lot."""
+
+    def __init__(self, text, codec):
+        self.text, self.codec = text, codec
+
+    def __reduce__(self):
+        import _codecs
+        return _codecs.encode, (self.text, self.codec)
+
+
+@pytest.mark.parametrize('data, message', [
+    (_Uninitialised((400000, 3072)),
+     'the pickle calls numpy.ndarray((400000, 3072), dtype(\'u1\')) directly, which makes an '
+     'array whose bytes are not in the file; refused'),
+    (_DeclaredShape((10 ** 13, 3072), b'\0' * 30),
+     'a numpy array of shape (10000000000000, 3072) and type u1 needs '
+     '30,720,000,000,000,000 bytes; the file holds 30 for it'),
+    (_Codec('x' * 10, 'zlib_codec'), 'the pickle asks for _codecs.encode with '),
+])
+def test_a_hostile_batch_is_one_line_naming_it_in_bounded_memory(tmp_path, data, message):
+    make_cifar10(tmp_path / 'src')
+    batch = tmp_path / 'src' / 'cifar-10-batches-py' / 'data_batch_1'
+    _dump(batch, {b'data': data, b'labels': [0, 1]})
+    run = _convert_bounded(tmp_path / 'src', tmp_path / 'out')
+    assert run.returncode == 1, run.stderr
+    [line] = run.stderr.splitlines()
+    assert line.startswith(f'slimdata convert cifar10: error: {batch}: {message}')
+    assert not (tmp_path / 'out').exists() or not list((tmp_path / 'out').glob('*.tfrecord'))
+
+
+def test_the_bound_is_real(tmp_path):
+    """The same subprocess bound stops a real 400000-row allocation (so the refusal above is
+    the unpickler's, not luck)."""
+    import resource
+
+    def bound():
+        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+    run = subprocess.run([sys.executable, '-c', 'import numpy; numpy.ones((400000, 3072), '
+                          'numpy.uint8)'], capture_output=True, text=True, timeout=300,
+                         preexec_fn=bound, env={**os.environ, 'OPENBLAS_NUM_THREADS': '1'})
+    assert run.returncode != 0 and 'MemoryError' in run.stderr
+
+
+@pytest.mark.parametrize('labels', [
+    lambda values: [np.int64(value) for value in values],   # numpy scalars: data, not code
+    lambda values: np.array(values, dtype=np.int64),          # one int64 array
+    lambda values: np.array(values, dtype='>i4'),             # big-endian int32
+])
+def test_numpy_labels_are_read_as_the_numbers_they_hold(tmp_path, labels):
+    expected = make_cifar10(tmp_path / 'src', rows_per_batch=2)
+    folder = tmp_path / 'src' / 'cifar-10-batches-py'
+    for name in [f'data_batch_{i}' for i in range(1, 6)] + ['test_batch']:
+        with open(folder / name, 'rb') as stream:
+            batch = pickle.load(stream, encoding='bytes')
+        _dump(folder / name, {**batch, b'labels': labels(batch[b'labels'])})
+    summaries = cifar.convert_cifar10(str(tmp_path / 'src'), str(tmp_path / 'out'))
+    assert summaries['train'].num_records == 10
+    records = [example_schema.parse_example(record)
+               for shard in sorted((tmp_path / 'out').glob('test-*.tfrecord'))
+               for record in tfrecord.iter_records(str(shard))]
+    assert sorted(record['image/class/label'][1][0] for record in records) == \
+        sorted(label for _, label in expected['test'])
+
+
+def test_arrays_pickled_with_protocol_5_are_read_too(tmp_path):
+    expected = make_cifar10(tmp_path / 'src', rows_per_batch=2)
+    folder = tmp_path / 'src' / 'cifar-10-batches-py'
+    with open(folder / 'test_batch', 'rb') as stream:
+        batch = pickle.load(stream, encoding='bytes')
+    (folder / 'test_batch').write_bytes(pickle.dumps(batch, protocol=5))
+    loaded = cifar.load_pickle(str(folder / 'test_batch'),
+                               cifar.convert_utils.SourcePolicy(str(folder)))
+    assert np.array_equal(loaded[b'data'], batch[b'data'])
+    assert [(pixels.tobytes(), label) for pixels, label in expected['test']] == [
+        (_pixels_of_row(row).tobytes(), label)
+        for row, label in zip(loaded[b'data'], loaded[b'labels'])]

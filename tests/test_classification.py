@@ -7,7 +7,6 @@ exactly, JPEG against TensorFlow's own decoding of the same bytes) and every lab
 label the test gave it.
 """
 
-import argparse
 import gzip
 import os
 import re
@@ -414,22 +413,16 @@ def test_command_line_arguments(tmp_path, capsys):
     src, out = tmp_path / 'photos', tmp_path / 'out'
     build_class_folders(str(src), {'a': 3, 'b': 3})
     (src / 'a' / '.DS_Store').write_bytes(b'\0\0\0\1Bud1')
-    parser = argparse.ArgumentParser()
-    classification.add_image_folder_arguments(parser)
-    assert 'class_folders' in parser.format_help()
-    summaries = classification.run_image_folder(parser.parse_args(
-        [str(src), str(out), '--validation-ratio', '0.5', '--skip-non-images',
-         '--num-shards', '1']))
-    assert {s: summary.num_records for s, summary in summaries.items()} == {
-        'train': 3, 'validation': 3}
+    assert cli.main(['convert', 'image-folder', str(src), str(out), '--validation-ratio', '0.5',
+                     '--num-shards', '1']) == 0
+    info = dataset_info.read_dataset_info(str(out))
+    assert dataset_info.split_sizes(info) == {'train': 3, 'validation': 3}
     printed = capsys.readouterr().out
+    # A hidden file is not an image: left out without --skip-non-images, and counted.
     assert 'train: 3 records' in printed and '.DS_Store' in printed
 
     mnist_src = tmp_path / 'mnist'
     build_mnist(str(mnist_src), gzipped=True)
-    parser = argparse.ArgumentParser()
-    classification.add_mnist_arguments(parser)
-    summaries = classification.run_mnist(parser.parse_args(
-        [str(mnist_src), str(tmp_path / 'mnist_out')]))
-    assert {s: summary.num_records for s, summary in summaries.items()} == {
-        'train': 12, 'test': 5}
+    assert cli.main(['convert', 'mnist-idx', str(mnist_src), str(tmp_path / 'mnist_out')]) == 0
+    info = dataset_info.read_dataset_info(str(tmp_path / 'mnist_out'))
+    assert dataset_info.split_sizes(info) == {'train': 12, 'test': 5}

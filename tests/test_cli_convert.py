@@ -39,9 +39,17 @@ def test_convert_error_names_the_file_and_exits_1(tmp_path, capsys):
     arguments = ['convert', 'image-folder', str(tmp_path / 'src'), str(out),
                  '--validation-ratio', '0.4', '--seed', '3', '--shards', '3']
     assert cli.main(arguments) == 1
-    error = capsys.readouterr().err.strip().splitlines()[-1]
+    stderr = capsys.readouterr().err
+    # The split that failed is never said to be done: where it stopped, then the error.
+    assert 'image_folder validation: stopped after ' in stderr
+    assert 'image_folder validation: done' not in stderr
+    error, left = stderr.strip().splitlines()[-2:]
     assert error.startswith('slimdata convert image-folder: error: ')
     assert f'{broken} is not a readable PNG' in error
+    # What stopped, and what is left: the split the error stopped, and how to finish it.
+    assert left.startswith("slimdata convert image-folder: stopped; left incomplete, as "
+                           f"{out / 'dataset_info.json'} records: split 'validation' (")
+    assert 'run the same command again to finish it' in left
     # No partial file; the split is recorded as incomplete, so verify says so.
     assert not [p for p in out.iterdir() if '.tmp' in p.name]
     assert cli.main(['verify', str(out)]) == 1

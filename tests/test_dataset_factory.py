@@ -51,11 +51,59 @@ def test_unknown_split_lists_the_known_ones(tmp_path):
 
 
 def test_every_name_has_a_descriptor_with_items(tmp_path):
-    dataset_info.write_dataset_info(
-        str(tmp_path), 'image_folder',
-        {'train': [{'file': 'train-00000-of-00001.tfrecord', 'num_records': 3}]},
-        labels_to_names={0: 'cat', 1: 'dog'})
     for name in dataset_factory.DATASETS_MAP:
         split = 'train_fine' if name == 'cityscapes' else 'train'
-        dataset = dataset_factory.get_dataset(name, split, str(tmp_path))
+        (tmp_path / name).mkdir()
+        dataset_info.write_dataset_info(
+            str(tmp_path / name), name,
+            {split: [{'file': f'{split}-00000-of-00001.tfrecord', 'num_records': 3}]},
+            labels_to_names={0: 'cat', 1: 'dog'})
+        dataset = dataset_factory.get_dataset(name, split, str(tmp_path / name))
         assert 'image' in dataset.decoder.list_items(), name
+        assert dataset.num_samples == 3
+
+
+def _converted(folder, name, splits):
+    folder.mkdir()
+    dataset_info.write_dataset_info(
+        str(folder), name, {split: [{'file': f'{split}-00000-of-00001.tfrecord',
+                                     'num_records': count}] for split, count in splits.items()})
+    return str(folder)
+
+
+def test_a_folder_of_another_dataset_is_refused_when_the_descriptor_is_built(tmp_path):
+    """mnist's descriptor reshapes to 28x28x1: on CIFAR's records it would fail later, in a
+    TensorFlow Reshape that names neither the folder nor the dataset."""
+    folder = _converted(tmp_path / 'cifar', 'cifar10', {'train': 4})
+    with pytest.raises(ValueError) as raised:
+        dataset_factory.get_dataset('mnist', 'train', folder)
+    assert str(raised.value) == (
+        f"{folder} holds the dataset 'cifar10' (as its dataset_info.json records it), not "
+        "'mnist': read it with get_dataset('cifar10', ...), or point 'mnist' at a folder of "
+        'its own')
+    with pytest.raises(ValueError, match="holds the dataset 'cifar10'"):
+        dataset_factory.get_dataset('pascalvoc_2007', 'train', folder)
+    assert dataset_factory.get_dataset('cifar10', 'train', folder).num_samples == 4
+
+
+def test_descriptors_that_read_other_names(tmp_path):
+    """flowers are converted by image-folder; image_folder reads any classification folder."""
+    flowers = _converted(tmp_path / 'flowers', 'image_folder', {'train': 5})
+    assert dataset_factory.get_dataset('flowers', 'train', flowers).num_samples == 5
+    mnist = _converted(tmp_path / 'mnist', 'mnist', {'test': 3})
+    assert dataset_factory.get_dataset('image_folder', 'test', mnist).num_samples == 3
+    with pytest.raises(ValueError, match="holds the dataset 'mnist'"):
+        dataset_factory.get_dataset('flowers', 'test', mnist)
+
+
+def test_a_split_the_folder_does_not_hold_is_refused_naming_what_it_holds(tmp_path):
+    """Only trainval converted: 'train' is SSD-Tensorflow's published split of 5011 images,
+    which this folder does not hold (it would fail later: "No data files found")."""
+    folder = _converted(tmp_path / 'voc', 'pascalvoc_2007', {'trainval': 7})
+    with pytest.raises(ValueError) as raised:
+        dataset_factory.get_dataset('pascalvoc_2007', 'train', folder)
+    assert str(raised.value) == (
+        f"split name 'train' was not recognized for dataset 'pascalvoc_2007': {folder} holds "
+        "the splits ['trainval'] (as its dataset_info.json records them); convert 'train' into "
+        'it, or ask for one of those')
+    assert dataset_factory.get_dataset('pascalvoc_2007', 'trainval', folder).num_samples == 7

@@ -64,7 +64,7 @@ def test_convert_count_verify_index_and_read_back_on_ram(tmp_path, capsys):
 def test_worker_processes_cannot_write_into_ram(tmp_path):
     from slimdata.records.writer import write_sharded
     with pytest.raises(ValueError, match='ram:// is TensorFlow\'s in-memory file system'):
-        write_sharded(range(4), len, 'ram://slimdata_file_systems/w', 'train', 2, workers=2)
+        write_sharded(range(4), len, 'ram://slimdata_file_systems/w', 'train', 2, processes=2)
 
 
 def test_a_source_file_behind_a_url_is_read_whole_and_bounded():

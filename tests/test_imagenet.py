@@ -145,8 +145,7 @@ def converted(tmp_path_factory):
     expected = make_ilsvrc(root / 'src')
     boxes_dir = add_boxes(root / 'src', expected)
     summaries = imagenet.convert_imagenet(str(root / 'src'), str(root / 'out'),
-                                          bounding_boxes=str(boxes_dir), train_shards=2,
-                                          validation_shards=1)
+                                          bounding_boxes=str(boxes_dir), num_shards=2)
     return root / 'out', expected, summaries
 
 
@@ -266,15 +265,15 @@ def _build_imagenet_data_example(jpeg, label):
         'image/filename': _bytes([b'x.JPEG']), 'image/encoded': _bytes([jpeg])}))
 
 
-def test_validation_in_synset_folders_and_the_same_bytes_with_two_workers(tmp_path):
+def test_validation_in_synset_folders_and_the_same_bytes_with_two_processes(tmp_path):
     """The layout preprocess_imagenet_validation_data.py leaves; no synsets file (the sorted
     train folders give the labels) and no metadata (the text is the synset)."""
     expected = make_ilsvrc(tmp_path / 'src', validation_layout='folders')
     (tmp_path / 'src' / imagenet.SYNSETS_FILENAME).unlink()
     (tmp_path / 'src' / imagenet.METADATA_FILENAME).unlink()
-    for workers in (1, 2):
-        imagenet.convert_imagenet(str(tmp_path / 'src'), str(tmp_path / f'out{workers}'),
-                                  train_shards=3, validation_shards=2, workers=workers)
+    for processes in (1, 2):
+        imagenet.convert_imagenet(str(tmp_path / 'src'), str(tmp_path / f'out{processes}'),
+                                  num_shards=3, processes=processes)
     records = parse_records(tmp_path / 'out1', 'validation')
     assert sorted(records) == sorted(n for n, w in expected.items() if w['split'] == 'validation')
     for name, features in records.items():
@@ -282,7 +281,7 @@ def test_validation_in_synset_folders_and_the_same_bytes_with_two_workers(tmp_pa
         assert features['image/class/label'] == [sorted(SYNSETS).index(synset) + 1]
         assert features['image/class/text'] == [synset.encode()]
     shards = sorted(path.name for path in (tmp_path / 'out1').glob('*.tfrecord'))
-    assert len(shards) == 5
+    assert len(shards) == 6
     for name in shards:
         assert (tmp_path / 'out1' / name).read_bytes() == (tmp_path / 'out2' / name).read_bytes()
 
@@ -293,7 +292,7 @@ def test_the_command_line_converts_and_verify_decodes_every_image(tmp_path):
     out = tmp_path / 'out'
     run = subprocess.run([sys.executable, '-m', 'slimdata', 'convert', 'imagenet',
                           str(tmp_path / 'src'), str(out), '--bounding-boxes', str(boxes_dir),
-                          '--shards', '2', '--validation-shards', '1'],
+                          '--shards', '2'],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert 'train: 6 records in 2 shards' in run.stdout

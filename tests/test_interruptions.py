@@ -148,7 +148,7 @@ def test_a_signal_stops_the_workers_mid_shard_and_leaves_no_temporaries(
         tmp_path, source, how, status, said):
     gate, out = tmp_path / 'gate', tmp_path / 'out'
     gate.mkdir()
-    run = Run(convert_command(source, out, '--workers', '2'), gate=gate)
+    run = Run(convert_command(source, out, '--processes', '2'), gate=gate)
     wait_for_workers_mid_shard(gate, run.process.pid, workers=2)
     assert temporaries(out), 'the workers hold their shards open'
     if how.startswith('SIGTERM'):
@@ -173,7 +173,7 @@ def test_workers_end_when_the_parent_is_killed_and_the_pipe_closes(tmp_path, sou
     remove their temporaries and exit, so `slimdata convert ... | tee log` ends."""
     gate, out = tmp_path / 'gate', tmp_path / 'out'
     gate.mkdir()
-    run = Run(convert_command(source, out, '--workers', '2'), gate=gate)
+    run = Run(convert_command(source, out, '--processes', '2'), gate=gate)
     wait_for_workers_mid_shard(gate, run.process.pid, workers=2)
     assert len(temporaries(out)) == 2
     os.kill(run.process.pid, signal.SIGKILL)
@@ -207,12 +207,14 @@ def large_source(tmp_path_factory):
 def test_a_write_error_is_one_line_naming_the_shard_and_leaves_no_temporary(
         tmp_path, large_source, workers):
     out = tmp_path / 'out'
-    run = subprocess.run(convert_command(large_source, out, '--workers', workers), text=True,
+    run = subprocess.run(convert_command(large_source, out, '--processes', workers), text=True,
                          capture_output=True, timeout=HANG, preexec_fn=limit_file_size(8192))
     assert run.returncode == 1
-    last = run.stderr.strip().splitlines()[-1]
-    assert last.startswith(f'slimdata convert image-folder: error: {out}/train-0000')
-    assert last.endswith('.tfrecord: cannot write: [Errno 27] File too large')
+    error, left = run.stderr.strip().splitlines()[-2:]
+    assert error.startswith(f'slimdata convert image-folder: error: {out}/train-0000')
+    assert error.endswith('.tfrecord: cannot write: [Errno 27] File too large')
+    assert left.startswith("slimdata convert image-folder: stopped; left incomplete, as "
+                           f"{out}/dataset_info.json records: split 'train' (")
     assert 'Traceback' not in run.stderr
     assert temporaries(out) == []
 

@@ -4,7 +4,6 @@ Small VOC trees are built in tmp_path with Pillow-written JPEGs and hand-written
 decoded value is compared with what the test computes from those sources itself.
 """
 
-import argparse
 import glob
 import json
 import os
@@ -22,7 +21,7 @@ from PIL import Image
 from slimdata._tf import tf
 from slimdata.dataset import Dataset
 from slimdata.dataset_data_provider import DatasetDataProvider
-from slimdata import tfexample_decoder
+from slimdata import cli, tfexample_decoder
 from slimdata.datasets import convert_utils, pascalvoc
 
 ITEMS = ['image', 'shape', 'object/bbox', 'object/label', 'object/difficult', 'object/truncated']
@@ -123,11 +122,11 @@ def scene(tmp_path):
     return voc, jpegs
 
 
-def convert(voc_root, out, **kwargs):
+def convert(voc_root, out, split='trainval', **kwargs):
+    """Converts one split; returns its summary."""
     kwargs.setdefault('year', '2007')
-    kwargs.setdefault('split', 'trainval')
     kwargs.setdefault('num_shards', 2)
-    return pascalvoc.convert(str(voc_root), str(out), **kwargs)
+    return pascalvoc.convert_voc(str(voc_root), str(out), splits=split, **kwargs)[split]
 
 
 # --- Reading back -----------------------------------------------------------------------------
@@ -348,24 +347,23 @@ def test_refuses_a_tree_of_another_year_or_no_tree(scene, tmp_path):
 
 def test_workers_give_the_same_bytes(scene, tmp_path):
     voc, _ = scene
-    convert(voc, tmp_path / 'one', workers=1, num_shards=2)
-    convert(voc, tmp_path / 'two', workers=2, num_shards=2)
+    convert(voc, tmp_path / 'one', processes=1, num_shards=2)
+    convert(voc, tmp_path / 'two', processes=2, num_shards=2)
     for name in ('trainval-00000-of-00002.tfrecord', 'trainval-00001-of-00002.tfrecord'):
         assert (tmp_path / 'one' / name).read_bytes() == (tmp_path / 'two' / name).read_bytes()
 
 
-def test_command_line(scene, tmp_path):
-    voc, _ = scene
-    parser = argparse.ArgumentParser()
-    pascalvoc.add_convert_arguments(parser)
-    assert 'ImageSets/Main/<split>.txt' in parser.format_help()
-    args = parser.parse_args([str(tmp_path / 'src'), str(tmp_path / 'out'), '--year', '2007',
-                              '--split', 'trainval', '--num-shards', '1', '--on-bad-box',
-                              'skip'])
-    summary = pascalvoc.run_convert(args)
-    assert summary.num_records == 3
-    assert len(summary.notes['object dropped: box crosses the image edge']) == 1
+def test_command_line(scene, tmp_path, capsys):
+    assert cli.main(['convert', 'voc', str(tmp_path / 'src'), str(tmp_path / 'out'), '--year',
+                     '2007', '--split', 'trainval', '--num-shards', '1', '--on-bad-box',
+                     'skip']) == 0
+    printed = capsys.readouterr().out
+    assert 'trainval: 3 records in 1 shard' in printed
+    assert 'object dropped: box crosses the image edge: 1' in printed
     assert os.path.exists(tmp_path / 'out' / 'trainval-00000-of-00001.tfrecord')
+    with pytest.raises(SystemExit):
+        cli.main(['convert', 'voc', '--help'])
+    assert 'ImageSets/Main/<split>.txt' in capsys.readouterr().out
 
 
 def test_converter_workers_do_not_import_tensorflow(scene, tmp_path):

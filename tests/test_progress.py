@@ -74,3 +74,26 @@ def test_quiet_shows_no_progress_but_still_the_messages():
             display.update(10)
             display.write('a problem')
     assert log.getvalue() == 'a problem\n' and terminal.getvalue() == 'a problem\n'
+
+
+def test_work_that_fails_says_where_it_stopped_never_done(monkeypatch):
+    clock = [0.0]
+    monkeypatch.setattr(progress.time, 'perf_counter', lambda: clock[0])
+    log = io.StringIO()
+    with pytest.raises(ValueError):
+        with progress.Progress(5011, 'pascalvoc_2007 trainval', stream=log) as display:
+            clock[0] += 1.5
+            display.update(501)
+            raise ValueError('a damaged image')
+    assert log.getvalue().splitlines()[-1] == \
+        'pascalvoc_2007 trainval: stopped after 501 ex of 5,011 ex in 1.5 s'
+    assert 'done' not in log.getvalue()
+
+
+def test_a_closed_output_pipe_ends_the_display_without_a_word():
+    log = io.StringIO()
+    with pytest.raises(BrokenPipeError):
+        with progress.Progress(10, 'verify', stream=log) as display:
+            display.update(3)
+            raise BrokenPipeError
+    assert log.getvalue() == ''

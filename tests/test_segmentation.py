@@ -7,7 +7,6 @@ against TensorFlow's own decoding of the same file bytes, label maps against the
 test wrote.
 """
 
-import argparse
 import io
 import json
 import os
@@ -18,7 +17,7 @@ from PIL import Image
 
 from conftest import drain
 from slimdata.records import dataset_info
-from slimdata import tfexample_decoder
+from slimdata import cli, tfexample_decoder
 from slimdata._tf import tf
 from slimdata.dataset import Dataset
 from slimdata.dataset_data_provider import DatasetDataProvider
@@ -277,11 +276,8 @@ def test_cityscapes_round_trip(tmp_path):
     root, out = tmp_path / 'cityscapes', tmp_path / 'out'
     train = build_cityscapes(str(root), 'train', ['aachen', 'bochum'])
     val = build_cityscapes(str(root), 'val', ['frankfurt'], per_city=1)
-    parser = argparse.ArgumentParser()
-    segmentation.add_cityscapes_arguments(parser)
-    summaries = segmentation.run_cityscapes(parser.parse_args(
-        [str(root), str(out), '--split', 'train', 'val_fine', '--shards', '3', '--seed', '5']))
-    assert sorted(summaries) == ['train_fine', 'val_fine']
+    assert cli.main(['convert', 'cityscapes', str(root), str(out), '--split', 'train',
+                     'val_fine', '--shards', '3', '--seed', '5']) == 0
     info = dataset_info.read_dataset_info(str(out))
     assert dataset_info.split_sizes(info) == {'train_fine': 4, 'val_fine': 1}
     for split, sources in (('train_fine', train), ('val_fine', val)):
@@ -342,7 +338,7 @@ def test_workers_write_the_same_bytes(tmp_path):
     shard_bytes = []
     for workers in (1, 2):
         out = tmp_path / f'workers{workers}'
-        segmentation.convert_ade20k(str(root), str(out), 'train', num_shards=2, workers=workers)
+        segmentation.convert_ade20k(str(root), str(out), 'train', num_shards=2, processes=workers)
         shard_bytes.append([(out / name).read_bytes()
                             for name in sorted(os.listdir(out)) if name.endswith('.tfrecord')])
     assert shard_bytes[0] == shard_bytes[1]
@@ -464,19 +460,12 @@ def test_missing_split_and_folders_are_named(tmp_path):
 def test_command_line_arguments(tmp_path, capsys):
     root, out = tmp_path / 'VOC2012', tmp_path / 'out'
     build_voc(str(root), VOC_IDS[:2], label_dirs=('SegmentationClassRaw',))
-    parser = argparse.ArgumentParser()
-    segmentation.add_voc_seg_arguments(parser)
-    assert 'ImageSets/Segmentation' in parser.format_help()
-    args = parser.parse_args([str(root), str(out), '--split', 'train', '--num-shards', '1'])
-    summaries = segmentation.run_voc_seg(args)
-    assert summaries['train'].num_records == 2
+    assert cli.main(['convert', 'voc-seg', str(root), str(out), '--split', 'train',
+                     '--num-shards', '1']) == 0
     printed = capsys.readouterr()
     assert 'SegmentationClassRaw' in printed.err and 'train: 2 records' in printed.out
     with open(os.path.join(str(out), dataset_info.DATASET_INFO_FILENAME)) as f:
         assert json.load(f)['name'] == 'pascal_voc_seg'
-    for add_arguments in (segmentation.add_cityscapes_arguments,
-                          segmentation.add_ade20k_arguments):
-        parser = argparse.ArgumentParser()
-        add_arguments(parser)
-        args = parser.parse_args([str(tmp_path), 'o'])
-        assert (args.splits, args.on_bad_label, args.seed) == (['train', 'val'], 'error', 0)
+    with pytest.raises(SystemExit):
+        cli.main(['convert', 'voc-seg', '--help'])
+    assert 'ImageSets/Segmentation' in capsys.readouterr().out

@@ -246,9 +246,10 @@ def test_image_folder_converts_and_reads_back(tmp_path, graph):
 def test_voc_tree_converts_and_reads_back(tmp_path, graph):
     voc = synthetic.make_voc_tree(str(tmp_path / 'VOCdevkit'), **TINY_VOC)
     out = str(tmp_path / 'out')
-    for split in ('train', 'val'):
-        summary = pascalvoc.convert(str(tmp_path / 'VOCdevkit'), out, '2007', split,
-                                    num_shards=1, seed=None, on_bad_box='error')
+    summaries = pascalvoc.convert_voc(str(tmp_path / 'VOCdevkit'), out, '2007', ['train', 'val'],
+                                      num_shards=1, seed=None, on_bad_box='error')
+    assert sorted(summaries) == ['train', 'val']
+    for summary in summaries.values():
         assert not summary.notes and not summary.skipped
     ids = read_list(os.path.join(voc, 'ImageSets', 'Main', 'train.txt'))
     items = ['shape', 'object/bbox', 'object/label', 'object/difficult', 'object/truncated']

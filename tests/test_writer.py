@@ -191,8 +191,8 @@ def test_skips_and_notes_are_counted_with_details(tmp_path):
 def test_workers_give_byte_identical_files(tmp_path):
     serial, parallel = tmp_path / 'serial', tmp_path / 'parallel'
     items = list(range(150))  # 50 per shard, 3 shards for 2 workers
-    serial_summary = write_sharded(items, encode_number, str(serial), 'train', 3, workers=1)
-    parallel_summary = write_sharded(items, encode_number, str(parallel), 'train', 3, workers=2)
+    serial_summary = write_sharded(items, encode_number, str(serial), 'train', 3, processes=1)
+    parallel_summary = write_sharded(items, encode_number, str(parallel), 'train', 3, processes=2)
     assert file_bytes(serial) == file_bytes(parallel)  # dataset_info.json included
     assert sorted(file_bytes(parallel)) == [INFO] + shard_names(3)
     for field in ('shards', 'num_records', 'num_bytes', 'skipped', 'notes'):
@@ -201,7 +201,7 @@ def test_workers_give_byte_identical_files(tmp_path):
 
 @pytest.mark.slow
 def test_workers_progress_counts_every_item(tmp_path, capsys):
-    write_sharded(range(150), encode_number, str(tmp_path), 'train', 3, workers=2,
+    write_sharded(range(150), encode_number, str(tmp_path), 'train', 3, processes=2,
                   desc='numbers')
     assert 'numbers: done, 150 ex' in capsys.readouterr().err
 
@@ -214,7 +214,7 @@ def test_more_workers_than_shards_share_them_in_pieces_and_write_the_same(tmp_pa
     items = list(range(61))
     one = write_sharded(items, encode_number, str(tmp_path / 'one'), 'train', num_shards)
     pool = write_sharded(items, encode_number, str(tmp_path / 'pool'), 'train', num_shards,
-                         workers=2)
+                         processes=2)
     assert file_bytes(tmp_path / 'pool') == file_bytes(tmp_path / 'one')
     assert (pool.shards, pool.skipped, pool.notes) == (one.shards, one.skipped, one.notes)
     for shard in pool.shards:
@@ -291,7 +291,7 @@ def test_failing_encode_names_split_index_and_item(tmp_path):
 def test_failing_encode_in_the_pool_names_split_index_and_item(tmp_path):
     with pytest.raises(ConversionError) as raised:
         write_sharded(range(NUM_ITEMS), functools.partial(encode_failing_at, FAILING_ITEM),
-                      str(tmp_path), 'train', NUM_SHARDS, workers=2)
+                      str(tmp_path), 'train', NUM_SHARDS, processes=2)
     assert str(raised.value).startswith(f"split 'train', item {FAILING_ITEM} ({FAILING_ITEM}): ")
     assert f'OSError: cannot read /data/{FAILING_ITEM}.jpg' in str(raised.value)
     # The worker's traceback, the original exception included, comes along as the cause.
@@ -303,7 +303,7 @@ def test_failing_encode_in_the_pool_names_split_index_and_item(tmp_path):
 def test_a_dead_worker_is_an_error_naming_the_items_in_flight(tmp_path):
     with pytest.raises(RuntimeError, match="split 'train': a worker process died") as raised:
         write_sharded(range(NUM_ITEMS), functools.partial(encode_dying_at, FAILING_ITEM),
-                      str(tmp_path), 'train', NUM_SHARDS, workers=2)
+                      str(tmp_path), 'train', NUM_SHARDS, processes=2)
     first, last = map(int, re.search(r'items (\d+) to (\d+)', str(raised.value)).groups())
     assert first <= FAILING_ITEM <= last
     assert all(not name.startswith('.') for name in os.listdir(tmp_path))
@@ -333,9 +333,9 @@ def test_empty_items_are_refused_naming_the_split(tmp_path):
 
 @pytest.mark.parametrize('arguments, message', [
     (dict(num_shards=0), 'num_shards must be an int >= 1, got 0'),
-    (dict(workers=0), 'workers must be an int >= 1, got 0'),
+    (dict(processes=0), 'processes must be an int >= 1, got 0'),
     (dict(split='a/b'), "split must be a plain file name prefix, got 'a/b'"),
-    (dict(workers=2, encode=lambda n: b''), 'encode must be picklable when workers > 1'),
+    (dict(processes=2, encode=lambda n: b''), 'encode must be picklable when processes > 1'),
 ])
 def test_bad_arguments_are_refused(tmp_path, arguments, message):
     call = dict(items=range(3), encode=encode_number, output_dir=str(tmp_path), split='train',
@@ -531,7 +531,7 @@ def test_overwrite_keeps_the_old_shards_until_the_new_ones_are_complete(tmp_path
         with pytest.raises(ConversionError):
             write_sharded(range(100, 100 + NUM_ITEMS),
                           functools.partial(encode_failing_at, 100 + NUM_ITEMS - 1),
-                          str(tmp_path), 'train', 3, workers=workers, overwrite=True)
+                          str(tmp_path), 'train', 3, processes=workers, overwrite=True)
         assert file_bytes(tmp_path) == before
     summary = write_sharded(range(100, 100 + NUM_ITEMS), encode_number, str(tmp_path), 'train',
                             3, overwrite=True)

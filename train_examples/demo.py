@@ -10,7 +10,7 @@ Stages, each a function below:
    tree and a VOC2012 segmentation tree (`slimdata.datasets.synthetic`). The demo rebuilds
    its folders under --output_dir on every run (generating takes seconds), so the numbers are
    always those of a fresh conversion and a fresh training run.
-2. convert: `classification.convert_image_folder` (train/validation), `pascalvoc.convert`
+2. convert: `classification.convert_image_folder` (train/validation), `pascalvoc.convert_voc`
    (trainval) and `segmentation.convert_voc_seg` (train, val), with the writer's progress bars
    and summaries.
 3. verify: the framing and both CRCs of every record of every shard, and the record counts
@@ -219,13 +219,14 @@ def convert_shapes(paths: Paths, workers: int) -> List[WriteSummary]:
     """The image folder -> 'train' and 'validation' (a quarter of the images, held out)."""
     return list(classification.convert_image_folder(
         paths.raw('shapes'), paths.records('shapes'), validation_ratio=0.25, num_shards=4,
-        workers=workers).values())
+        processes=workers).values())
 
 
 def convert_voc_detection(paths: Paths, workers: int) -> List[WriteSummary]:
     """The VOC2007 tree -> 'trainval' (what SSD-Tensorflow trains on)."""
-    return [pascalvoc.convert(paths.raw('VOCdevkit'), paths.records('voc2007'), '2007',
-                              'trainval', num_shards=4, workers=workers, seed=0)]
+    return list(pascalvoc.convert_voc(paths.raw('VOCdevkit'), paths.records('voc2007'),
+                                      '2007', 'trainval', num_shards=4, processes=workers,
+                                      seed=0).values())
 
 
 def convert_voc_segmentation(paths: Paths, workers: int) -> List[WriteSummary]:
@@ -233,7 +234,7 @@ def convert_voc_segmentation(paths: Paths, workers: int) -> List[WriteSummary]:
     voc2012 = os.path.join(paths.raw('VOCdevkit'), 'VOC2012')
     return list(segmentation.convert_voc_seg(voc2012, paths.records('voc_seg'), ['train', 'val'],
                                              num_classes=NUM_SEG_CLASSES, num_shards=2,
-                                             workers=workers).values())
+                                             processes=workers).values())
 
 
 CONVERSIONS = (('convert shapes (image folder)', convert_shapes),

@@ -8,8 +8,8 @@
                                       class masks drawn)
     slimdata convert KIND SRC OUT     raw data -> sharded TFRecords + dataset_info.json
                                       (KIND: image-folder, mnist-idx, cifar10, cifar100,
-                                      imagenet, voc, voc-seg, cityscapes, ade20k;
-                                      `slimdata convert KIND --help`)
+                                      imagenet, voc, voc-seg, cityscapes, ade20k, all with
+                                      the same common options; `slimdata convert KIND --help`)
     slimdata port    SRC [DST]        port old TF-Slim / TF1 code (a copy, or in place with a
                                       backup) and report every change and what is left
     slimdata patch-tf-slim install|uninstall|status
@@ -22,11 +22,14 @@ Each command is a module `slimdata.cli.<command>` with `register(commands, selec
 adds its sub-parser (and, when `selected`, i.e. when it is the command being run, whatever is
 costly to load, such as the converters' own options), and the `run(args) -> int` it sets as
 the parser's default. Modules import nothing heavy at import time: `count`, `verify`,
-`index` and `show` never import TensorFlow.
+`index`, `inspect`, `show` and `convert` never import TensorFlow. `-q` and `--verbose` may
+come before the command or after it.
 
 Exit status: 0 when all is well, 1 when a file has a problem, 2 for a usage error (such as a
 path that matches nothing), 130 after Ctrl-C and 143 after SIGTERM (or SIGHUP), which are
-handled alike: the command stops, removes its temporary files, and says so in one line.
+handled alike: the command stops, removes its temporary files, and says so in one line. When
+the output is a pipe whose reader has gone (`slimdata count ... | head -1`), the command ends
+quietly, as Unix tools do, with status 141 (128 + SIGPIPE).
 """
 
 import argparse
@@ -38,8 +41,10 @@ import sys
 import threading
 from typing import Iterator, List, Optional, Sequence, Tuple
 
-from slimdata import __version__, progress
+from slimdata import progress
+from slimdata.cli import common
 from slimdata.cli.common import CommandLineError
+from slimdata.version import __version__
 
 #: The commands, in the order `slimdata --help` lists them; each is `slimdata.cli.<name>`
 #: (`patch_tf_slim` is the command `patch-tf-slim`).
@@ -58,6 +63,7 @@ def build_parser(selected: Optional[str] = None) -> argparse.ArgumentParser:
                '  slimdata COMMAND --help',
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--version', action='version', version=f'slimdata {__version__}')
+    common.add_output_options(parser, top_level=True)
     commands = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
     for name in COMMANDS:
         importlib.import_module(f'slimdata.cli.{name}').register(commands, name == selected)
@@ -75,22 +81,34 @@ class Terminated(BaseException):
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Runs one command; returns the exit status."""
-    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        try:
+            return _run(sys.argv[1:] if argv is None else list(argv))
+        finally:
+            # A closed pipe shows here, not in the interpreter's last flush, where it would
+            # print a traceback (--help and usage errors leave through SystemExit).
+            sys.stdout.flush()
+    except BrokenPipeError:
+        return _end_on_closed_pipe()
+
+
+def _run(argv: List[str]) -> int:
     _escape_unprintable_output()
     argv, pipeline_args = _split_pipeline_args(argv)
-    parser = build_parser(selected=argv[0] if argv else None)
+    parser = build_parser(selected=_command_of(argv))
     args = parser.parse_args(argv)
     args.pipeline_args = pipeline_args
     if pipeline_args and getattr(args, 'runner', None) is None:
         parser.error(f'options after -- ({" ".join(pipeline_args)}) are Beam pipeline '
                      'options, for `slimdata convert ... --runner RUNNER -- OPTIONS`')
-    progress.configure(quiet=getattr(args, 'quiet', False))
     if not getattr(args, 'verbose', False):
         # TensorFlow's C++ start-up lines (oneDNN, CPU features, absl) are noise to the user
         # of a command line tool; the user's own settings win. oneDNN's graph rewrites change
         # no result here: the commands run no models.
         os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
         os.environ.setdefault('TF_ENABLE_ONEDNN_OPTS', '0')
+    quiet_before = progress.is_quiet()  # main() may run in a program that goes on after it
+    progress.configure(quiet=getattr(args, 'quiet', False))
     try:
         with _terminate_like_interrupt():
             return args.run(args)
@@ -103,6 +121,30 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except Terminated as stop:
         print(f'slimdata {args.command}: terminated ({stop})', file=sys.stderr)
         return 128 + stop.signal_number
+    finally:
+        progress.configure(quiet=quiet_before)
+
+
+def _command_of(argv: Sequence[str]) -> Optional[str]:
+    """The command named in `argv`: its first word that is not an option (-q, --verbose
+    may come first)."""
+    return next((word for word in argv if not word.startswith('-')), None)
+
+
+def _end_on_closed_pipe() -> int:
+    """The reader of stdout (or stderr) went away (`| head -1`): stop without a traceback.
+
+    What is still buffered for the closed pipe is dropped: both streams are pointed at
+    /dev/null, so that neither the interpreter's final flush nor a later message fails again.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError):
+            pass  # a stream without a file descriptor (replaced by a caller): nothing to do
+    os.close(devnull)
+    return 128 + signal.SIGPIPE
 
 
 def _split_pipeline_args(argv: Sequence[str]) -> Tuple[List[str], List[str]]:

@@ -2,13 +2,12 @@
 
 import argparse
 import json
-from typing import Any, Callable, List, Sequence
+import sys
+from typing import Any, Callable, List, Optional, Sequence
 
 from slimdata.records import tfrecord
 
 COMPRESSION_CHOICES = ('auto', 'none', 'gzip', 'zlib')
-# Progress bars appear only when a run takes longer than this (seconds) and stderr is a TTY.
-PROGRESS_DELAY = 2.0
 
 
 class CommandLineError(Exception):
@@ -28,12 +27,37 @@ def command_parser(commands: argparse._SubParsersAction, name: str, summary: str
     return parser
 
 
-def add_output_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument('-q', '--quiet', action='store_true',
+def add_output_options(parser: argparse.ArgumentParser, top_level: bool = False) -> None:
+    """-q/--quiet and --verbose. They may come before the command or after it (`slimdata -q
+    count ...`, `slimdata count -q ...`): the command's own copies have no default, so that
+    they set the value only when given."""
+    default = False if top_level else argparse.SUPPRESS
+    parser.add_argument('-q', '--quiet', action='store_true', default=default,
                         help='no progress display and no informational lines (results and '
                              'errors still appear)')
-    parser.add_argument('--verbose', action='store_true',
+    parser.add_argument('--verbose', action='store_true', default=default,
                         help="let TensorFlow print its own start-up log lines")
+
+
+class _DeprecatedAlias(argparse.Action):
+    """An old option name that still works: it sets its new name's value, and says so."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, new: str, **kwargs: Any):
+        super().__init__(option_strings, dest, **kwargs)
+        self.new = new
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: Optional[str] = None) -> None:
+        print(f'{parser.prog}: note: {option_string} is deprecated, use {self.new} (it means '
+              'the same)', file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def add_deprecated_alias(parser: argparse.ArgumentParser, old: str, new: str,
+                         **kwargs: Any) -> None:
+    """Adds `old` as a hidden option that sets `new`'s value with a one-line note on stderr."""
+    parser.add_argument(old, dest=new.lstrip('-').replace('-', '_'), action=_DeprecatedAlias,
+                        new=new, help=argparse.SUPPRESS, default=argparse.SUPPRESS, **kwargs)
 
 
 def add_json_option(parser: argparse.ArgumentParser) -> None:

@@ -7,7 +7,7 @@ from typing import List, Optional
 from slimdata import progress
 from slimdata.cli import common
 from slimdata.records import tfrecord
-from slimdata.records.verify import verify_files
+from slimdata.records.verify import Problem, verify_files
 
 
 def register(commands: argparse._SubParsersAction, selected: bool) -> None:
@@ -16,7 +16,8 @@ def register(commands: argparse._SubParsersAction, selected: bool) -> None:
         'Check every record of TFRecord files (both CRCs), and each folder\'s '
         'dataset_info.json: every shard listed exists with its recorded record count, size '
         'and CRC-32C, every split is complete. Lists every problem (file, record index, byte '
-        'offset) and exits 1 if there is one.',
+        'offset) and exits 1 if there is one; with --json, each problem is an object with '
+        'the fields file, record, offset, key, kind and message.',
         examples=['slimdata verify out/voc2007', 'slimdata verify --decode out/voc2007',
                   'slimdata verify --json gs://my-bucket/voc2007'])
     parser.add_argument('paths', nargs='+', metavar='PATH', help='files, folders or globs')
@@ -33,10 +34,12 @@ def run(args: argparse.Namespace) -> int:
     files = common.expand(args.paths)
     reports = []
 
-    def on_file(path: str, result: Optional[tfrecord.VerifyResult], problems: List[str]) -> None:
+    def on_file(path: str, result: Optional[tfrecord.VerifyResult],
+                problems: List[Problem]) -> None:
         reports.append({'path': path, 'ok': not problems,
                         'records': result.num_records if result else 0,
-                        'bytes': result.num_bytes if result else 0, 'problems': problems})
+                        'bytes': result.num_bytes if result else 0,
+                        'problems': [problem.as_dict() for problem in problems]})
         if args.json:
             return
         if result is not None and not problems:
@@ -49,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         common.print_json({'ok': report.ok, 'files': reports, 'records': report.num_records,
                            'bytes': report.num_bytes, 'images_decoded': report.decoded,
-                           'problems': report.problems, 'notes': report.notes})
+                           'problems': [problem.as_dict() for problem in report.problems],
+                           'notes': report.notes})
         return 0 if report.ok else 1
     for note in report.notes:
         print(f'note: {note}')

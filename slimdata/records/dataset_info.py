@@ -27,15 +27,16 @@ replaced by another run's is found even when its count matches). `complete` is f
 conversion writes the split (or after it was interrupted): descriptors refuse such a split.
 `fingerprint` (see `slimdata.records.fingerprint`) says what produced the shards.
 
-This module imports no TensorFlow (``slimdata verify`` reads it); only
-`keys_to_features_from_json` needs TensorFlow, and imports it when called.
+This module imports no TensorFlow (``slimdata verify`` reads it, converters write it); only
+`keys_to_features_from_json`, which builds `tf.io` specs, needs TensorFlow, and imports it when
+called. Converters declare their schema in the recorded form (`fixed_len`, `var_len`).
 """
 
 import json
 import os
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence
 
-from slimdata import __version__
+from slimdata.version import __version__
 from slimdata.records import fs
 
 DATASET_INFO_FILENAME = 'dataset_info.json'
@@ -52,10 +53,46 @@ def _default_to_json(value: Any) -> Any:
     return value
 
 
+def fixed_len(shape: Sequence[int], dtype: str, default_value: Any = None) -> Dict[str, Any]:
+    """The recorded form of `tf.io.FixedLenFeature(shape, dtype, default_value)`, built
+    without TensorFlow (converters declare their schema with it: they never import TensorFlow).
+
+    Args:
+      shape: the feature's shape, e.g. [] or [1].
+      dtype: 'string', 'int64' or 'float32'.
+      default_value: the value of a missing feature (str for strings), or None for none.
+    """
+    _check_dtype(dtype)
+    return {'kind': 'FixedLen', 'dtype': dtype, 'shape': [int(d) for d in shape],
+            'default_value': _default_to_json(default_value)}
+
+
+def var_len(dtype: str) -> Dict[str, Any]:
+    """The recorded form of `tf.io.VarLenFeature(dtype)` (see `fixed_len`)."""
+    _check_dtype(dtype)
+    return {'kind': 'VarLen', 'dtype': dtype}
+
+
+_DTYPES = ('string', 'int64', 'float32')
+
+
+def _check_dtype(dtype: str) -> None:
+    if dtype not in _DTYPES:
+        raise ValueError(f'a tf.train.Example feature is one of {_DTYPES}, got dtype {dtype!r}')
+
+
 def keys_to_features_to_json(keys_to_features: Mapping[str, Any]) -> Dict[str, Dict[str, Any]]:
-    """Describes `tf.io.FixedLenFeature` / `VarLenFeature` specs as plain JSON data."""
+    """Describes feature specs as plain JSON data: `tf.io.FixedLenFeature` /
+    `VarLenFeature` objects, or entries already in that form (`fixed_len`, `var_len`)."""
     described = {}
     for key, spec in keys_to_features.items():
+        if isinstance(spec, Mapping):
+            entry = dict(spec)
+            if entry.get('kind') not in _KINDS.values():
+                raise ValueError(f'keys_to_features[{key!r}] has kind {entry.get("kind")!r}; '
+                                 'expected FixedLen or VarLen')
+            described[key] = entry
+            continue
         kind = _KINDS.get(type(spec).__name__)
         if kind is None:
             raise ValueError(f'keys_to_features[{key!r}] is a {type(spec).__name__}; only '
@@ -103,7 +140,8 @@ def write_dataset_info(output_dir: str, name: Optional[str],
         already recorded and not named here are kept, so converting `train` and then
         `val` into one folder records both.
       labels_to_names: label id -> class name.
-      keys_to_features: the `tf.io` feature specs that read the records back.
+      keys_to_features: the feature specs that read the records back (`tf.io` specs, or
+        their recorded form: `fixed_len`, `var_len`).
       extra: anything else a descriptor needs (num_classes, ignore_label, ...).
 
     Returns:

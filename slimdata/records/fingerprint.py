@@ -30,7 +30,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 import numpy as np
 
-from slimdata import __version__
+from slimdata.version import __version__
 from slimdata.records import fs
 
 
@@ -140,12 +140,20 @@ class SourceStamps:
         """The digest of these files, in this order."""
         digest = hashlib.sha256()
         for path in paths:
-            if path not in self._stamps:
-                self._stamps[path] = _stamp(path)
-            stamp = self._stamps[path]
+            stamp = self._stamp(path)
             _feed(digest, path)
             digest.update(b'-' if stamp is None else b'%d,%d;' % stamp)
         return digest.hexdigest()
+
+    def size(self, path: str) -> int:
+        """The size of a local file; 0 when it is missing or remote."""
+        stamp = self._stamp(path)
+        return 0 if stamp is None else stamp[0]
+
+    def _stamp(self, path: str) -> Optional[tuple]:
+        if path not in self._stamps:
+            self._stamps[path] = _stamp(path)
+        return self._stamps[path]
 
 
 def _stamp(path: str) -> Optional[tuple]:

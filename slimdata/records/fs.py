@@ -228,11 +228,6 @@ def temporary_path(path: str, pid: Optional[int] = None) -> str:
     return os.path.join(folder, f'.{name}{TEMPORARY_MARK}{os.getpid() if pid is None else pid}')
 
 
-def is_temporary_of(name: str, final_name: str) -> bool:
-    """Whether the basename `name` is a temporary of the basename `final_name` (any pid)."""
-    return name.startswith(f'.{final_name}{TEMPORARY_MARK}')
-
-
 class _NamedWriter(io.RawIOBase):
     """A binary file open for writing whose errors name the file and which can be synced."""
 

@@ -39,41 +39,44 @@ _ORPHAN_POLL_SECONDS = 0.2  # how often a worker checks that its parent still li
 ShardDone = Callable[[ShardJob, PieceResult], None]
 
 
-def run_jobs(jobs: List[ShardJob], encode: Callable, split: str, workers: int,
+def run_jobs(jobs: List[ShardJob], encode: Callable, split: str, processes: int,
              progress: Progress, shard_done: ShardDone) -> None:
     """Writes every job's temporary file; calls `shard_done` for each, in shard order.
 
+    Args:
+      processes: 1 writes in this process; more start a pool of that many worker processes.
+
     On any error (or Ctrl-C) the temporaries of shards not yet done are removed.
     """
-    if min(workers, sum(len(job.items) for job in jobs)) > 1:
-        _run_in_pool(jobs, encode, split, workers, progress, shard_done)
+    if min(processes, sum(len(job.items) for job in jobs)) > 1:
+        _run_in_pool(jobs, encode, split, processes, progress, shard_done)
         return
     for job in jobs:  # no pool to start: its start-up would cost more than it saves
         [piece] = shards.cut_into_pieces([job], 1)
         shard_done(job, shards.write_piece(piece, job.path, encode, split, progress.update))
 
 
-def pieces_per_shard(num_jobs: int, workers: int, path: str) -> int:
+def pieces_per_shard(num_jobs: int, processes: int, path: str) -> int:
     """How many pieces each shard is cut into (1: shards are the tasks)."""
     if fs.is_url(path):
         return 1  # joining pieces needs a local file system
-    return max(1, -(-PIECES_PER_WORKER * workers // num_jobs))
+    return max(1, -(-PIECES_PER_WORKER * processes // num_jobs))
 
 
-def _run_in_pool(jobs: List[ShardJob], encode: Callable, split: str, workers: int,
+def _run_in_pool(jobs: List[ShardJob], encode: Callable, split: str, processes: int,
                  progress: Progress, shard_done: ShardDone) -> None:
     """Writes the shards' pieces in worker processes and joins them here, in shard order.
 
     A failing piece leaves exactly the shards before it (as when writing in this process).
     """
-    pieces = shards.cut_into_pieces(jobs, pieces_per_shard(len(jobs), workers, jobs[0].path))
+    pieces = shards.cut_into_pieces(jobs, pieces_per_shard(len(jobs), processes, jobs[0].path))
     by_shard = collections.defaultdict(list)
     for piece in pieces:
         by_shard[piece.shard].append(piece)
     context = multiprocessing.get_context('spawn')
     items_done = context.RawArray('q', len(pieces))  # per piece, set by the worker writing it
     stop = context.RawValue('b', 0)  # 1: workers abandon their pieces
-    executor = ProcessPoolExecutor(max_workers=min(workers, len(pieces)), mp_context=context,
+    executor = ProcessPoolExecutor(max_workers=min(processes, len(pieces)), mp_context=context,
                                    initializer=_init_worker,
                                    initargs=(items_done, stop, os.getpid()))
     done: Dict[int, PieceResult] = {}  # by piece position, while its shard is incomplete
@@ -130,7 +133,8 @@ def _pool_result(future: Future, split: str, unfinished: List[Piece],
             f'split {split!r}: a worker process died while writing '
             f'{os.path.basename(jobs[first.shard].path)} to '
             f'{os.path.basename(jobs[last.shard].path)} (items {first.items[0][0]} to '
-            f'{last.items[-1][0]}); run with workers=1 to find the failing item') from error
+            f'{last.items[-1][0]}); run with processes=1 (--processes 1) to find the failing '
+            'item') from error
 
 
 class _Stopped(Exception):

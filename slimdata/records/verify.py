@@ -2,7 +2,8 @@
 
 `verify_files(files)` checks what `slimdata verify` checks and returns every problem found,
 each naming its file (and record index, byte offset, feature key), instead of stopping at the
-first:
+first. Each problem is its message (a `Problem` is a str) and the same as fields (`file`,
+`record`, `offset`, `key`, `kind`), which `slimdata verify --json` prints. It checks:
 
 - every record's length and data CRCs (`tfrecord.verify_file`);
 - against each folder's `dataset_info.json`: every listed shard exists, holds the recorded
@@ -18,16 +19,59 @@ It imports no TensorFlow.
 
 import dataclasses
 import os
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from crc32c import crc32c
 
 from slimdata.progress import Progress
 from slimdata.records import dataset_info, example_schema, fs, images, tfrecord
 
+
+class Problem(str):
+    """One problem found: its message (the string itself, naming the file), and its place
+    and kind as fields.
+
+    Attributes:
+      file: the record file or `dataset_info.json` concerned.
+      kind: what is wrong, one of KINDS.
+      record: the 0-based record index, or None.
+      offset: the byte offset where that record starts (of the decompressed stream, for a
+        compressed file), or None.
+      key: the feature key, or None.
+    """
+
+    file: str
+    kind: str
+    record: Optional[int]
+    offset: Optional[int]
+    key: Optional[str]
+
+    def __new__(cls, message: str, file: str, kind: str, record: Optional[int] = None,
+                offset: Optional[int] = None, key: Optional[str] = None) -> 'Problem':
+        if kind not in KINDS:
+            raise ValueError(f'unknown problem kind {kind!r}; expected one of {KINDS}')
+        problem = super().__new__(cls, message)
+        problem.file, problem.kind, problem.record = file, kind, record
+        problem.offset, problem.key = offset, key
+        return problem
+
+    def as_dict(self) -> Dict[str, Any]:
+        """The fields and the message, as JSON data."""
+        return {'file': self.file, 'record': self.record, 'offset': self.offset,
+                'key': self.key, 'kind': self.kind, 'message': str(self)}
+
+
+#: The kinds of problem: a file that cannot be read; a record whose framing or CRCs are wrong
+#: (or a file cut short); a record that is not a tf.train.Example; an image that does not
+#: decode, or decodes to another size than the record says; and what dataset_info.json
+#: records but the folder does not hold.
+KINDS = ('unreadable', 'damaged-record', 'not-an-example', 'undecodable-image',
+         'image-size', 'dataset-info', 'missing-shard', 'record-count', 'shard-size',
+         'shard-checksum', 'incomplete-split', 'num-examples')
+
 #: Where `verify_files` reports each file it finished: (path, its framing result or None if
 #: it could not be read, its problems).
-FileReport = Callable[[str, Optional[tfrecord.VerifyResult], List[str]], None]
+FileReport = Callable[[str, Optional[tfrecord.VerifyResult], List[Problem]], None]
 
 
 @dataclasses.dataclass
@@ -36,13 +80,13 @@ class VerifyReport:
 
     Attributes:
       results: path -> the file's framing and CRC result (files that could be read).
-      problems: every problem, each naming its file.
+      problems: every problem, each naming its file (a `Problem`: a str with fields).
       notes: facts worth knowing that are not problems (files no dataset_info.json lists).
       num_bytes: bytes of all files.
       decoded: images decoded (with `decode=True`).
     """
     results: Dict[str, tfrecord.VerifyResult] = dataclasses.field(default_factory=dict)
-    problems: List[str] = dataclasses.field(default_factory=list)
+    problems: List[Problem] = dataclasses.field(default_factory=list)
     notes: List[str] = dataclasses.field(default_factory=list)
     num_bytes: int = 0
     decoded: int = 0
@@ -74,7 +118,7 @@ def verify_files(files: Sequence[str], compression: Optional[str] = tfrecord.AUT
     report.num_bytes = sum(sizes.values())
     with Progress(report.num_bytes, desc, unit='B', unit_scale=True, delay=2.0) as progress:
         for path in files:
-            problems = []
+            problems: List[Problem] = []
             checksum = [0]
 
             def on_read(chunk, checksum=checksum) -> None:
@@ -84,13 +128,15 @@ def verify_files(files: Sequence[str], compression: Optional[str] = tfrecord.AUT
             try:
                 result = tfrecord.verify_file(path, compression, on_read=on_read)
             except OSError as error:
-                problems.append(f'{path}: cannot be read: {error}')
+                problems.append(Problem(f'{path}: cannot be read: {error}', path, 'unreadable'))
                 result = None
             if result is not None:
                 report.results[_key(path)] = result
                 checksums[_key(path)] = checksum[0]
-                if not result.ok:
-                    problems.append(str(result.error))
+                if result.error is not None:
+                    damage = result.error
+                    problems.append(Problem(str(damage), path, 'damaged-record',
+                                            damage.record_index, damage.offset))
                 if decode:
                     decoded, decode_problems = decode_images(path, compression)
                     report.decoded += decoded
@@ -107,7 +153,7 @@ def verify_files(files: Sequence[str], compression: Optional[str] = tfrecord.AUT
 
 def check_against_dataset_info(folder: str, results: Mapping[str, tfrecord.VerifyResult],
                                checksums: Optional[Mapping[str, int]] = None
-                               ) -> Tuple[List[str], List[str]]:
+                               ) -> Tuple[List[Problem], List[str]]:
     """Compares a folder's `dataset_info.json` with what verification found.
 
     Every shard it lists must exist; every listed shard that was verified must hold the
@@ -127,16 +173,17 @@ def check_against_dataset_info(folder: str, results: Mapping[str, tfrecord.Verif
     try:
         info = dataset_info.read_dataset_info(folder)
     except ValueError as error:
-        return [str(error)], []
+        return [Problem(str(error), info_path, 'dataset-info')], []
     if info is None:
         return [], []
-    problems: List[str] = []
+    problems: List[Problem] = []
     listed = set()
     for split, entry in sorted(info.get('splits', {}).items()):
         if not dataset_info.is_complete(entry):
-            problems.append(f'{info_path}: split {split!r} is incomplete: its conversion is '
-                            f'running or was interrupted ({len(entry.get("shards", []))} '
-                            'shard(s) written); run the converter again to finish it')
+            problems.append(Problem(
+                f'{info_path}: split {split!r} is incomplete: its conversion is running or '
+                f'was interrupted ({len(entry.get("shards", []))} shard(s) written); run the '
+                'converter again to finish it', info_path, 'incomplete-split'))
             listed.update(os.path.join(folder, shard.get('file', ''))
                           for shard in entry.get('shards', []) if isinstance(shard, dict))
             continue
@@ -149,8 +196,9 @@ def check_against_dataset_info(folder: str, results: Mapping[str, tfrecord.Verif
             shard.get('num_records', 0) for shard in shards if isinstance(shard, dict))
         if expected_total != recorded_total:
             held = 'hold' if counted is not None else 'are recorded with'
-            problems.append(f'{info_path}: split {split!r} has num_examples {recorded_total}, '
-                            f'but its shards {held} {expected_total} records')
+            problems.append(Problem(f'{info_path}: split {split!r} has num_examples '
+                                    f'{recorded_total}, but its shards {held} '
+                                    f'{expected_total} records', info_path, 'num-examples'))
     notes = [f'{path} is not listed in {info_path}'
              for path in results if os.path.dirname(path) == folder and path not in listed]
     return problems, notes
@@ -158,22 +206,25 @@ def check_against_dataset_info(folder: str, results: Mapping[str, tfrecord.Verif
 
 def _check_split(folder: str, info_path: str, split: str, entry: Mapping,
                  results: Mapping[str, tfrecord.VerifyResult], checksums: Mapping[str, int],
-                 listed: set) -> Tuple[List[str], Optional[int]]:
+                 listed: set) -> Tuple[List[Problem], Optional[int]]:
     """(problems of the split's shards, their records counted, or None if not all were)."""
-    problems, counted, all_counted = [], 0, True
+    problems: List[Problem] = []
+    counted, all_counted = 0, True
     for number, shard in enumerate(entry.get('shards', [])):
         if not (isinstance(shard, dict) and isinstance(shard.get('file'), str)
                 and isinstance(shard.get('num_records'), int)):
-            problems.append(f'{info_path}: split {split!r}: shard entry {number} needs a '
-                            f'"file" name and a "num_records" count, got {shard!r}')
+            problems.append(Problem(f'{info_path}: split {split!r}: shard entry {number} '
+                                    'needs a "file" name and a "num_records" count, got '
+                                    f'{shard!r}', info_path, 'dataset-info'))
             all_counted = False
             continue
         path = os.path.join(folder, shard['file'])
         listed.add(path)
         result = results.get(path)
         if not fs.exists(path):
-            problems.append(f'{path}: missing; {info_path} lists it in split {split!r} '
-                            f'with {shard["num_records"]} records')
+            problems.append(Problem(f'{path}: missing; {info_path} lists it in split '
+                                    f'{split!r} with {shard["num_records"]} records', path,
+                                    'missing-shard'))
         elif result is not None and result.ok:
             problems += _shard_differences(path, shard, result, checksums.get(path), info_path,
                                            split)
@@ -185,22 +236,23 @@ def _check_split(folder: str, info_path: str, split: str, entry: Mapping,
 
 
 def _shard_differences(path: str, shard: Mapping, result: tfrecord.VerifyResult,
-                       checksum: Optional[int], info_path: str, split: str) -> List[str]:
+                       checksum: Optional[int], info_path: str, split: str) -> List[Problem]:
     if result.num_records != shard['num_records']:
-        return [f'{path}: {result.num_records} records, but {info_path} says '
-                f'{shard["num_records"]} (split {split!r})']
+        return [Problem(f'{path}: {result.num_records} records, but {info_path} says '
+                        f'{shard["num_records"]} (split {split!r})', path, 'record-count')]
     if 'num_bytes' in shard and result.num_bytes != shard['num_bytes']:
-        return [f'{path}: {result.num_bytes:,} bytes, but {info_path} records '
-                f'{shard["num_bytes"]:,} (split {split!r}): not the file that was written']
+        return [Problem(f'{path}: {result.num_bytes:,} bytes, but {info_path} records '
+                        f'{shard["num_bytes"]:,} (split {split!r}): not the file that was '
+                        'written', path, 'shard-size')]
     if 'crc32c' in shard and checksum is not None and checksum != shard['crc32c']:
-        return [f'{path}: its bytes differ from those written (CRC-32C {checksum}, '
-                f'{info_path} records {shard["crc32c"]}; split {split!r}): another run\'s '
-                'shard, or damaged']
+        return [Problem(f'{path}: its bytes differ from those written (CRC-32C {checksum}, '
+                        f'{info_path} records {shard["crc32c"]}; split {split!r}): another '
+                        'run\'s shard, or damaged', path, 'shard-checksum')]
     return []
 
 
 def decode_images(path: str, compression: Optional[str] = tfrecord.AUTO
-                  ) -> Tuple[int, List[str]]:
+                  ) -> Tuple[int, List[Problem]]:
     """Decodes every image and label map in a record file.
 
     Returns:
@@ -213,9 +265,10 @@ def decode_images(path: str, compression: Optional[str] = tfrecord.AUTO
             try:
                 features = example_schema.parse_example(record)
             except example_schema.DecodeError as error:
-                problems.append(f'{where}: not a tf.train.Example ({error})')
+                problems.append(Problem(f'{where}: not a tf.train.Example ({error})', path,
+                                        'not-an-example', index))
                 continue
-            count, record_problems = _decode_record(features, where)
+            count, record_problems = _decode_record(features, path, index)
             decoded += count
             problems += record_problems
     except (tfrecord.TFRecordError, OSError):
@@ -223,8 +276,9 @@ def decode_images(path: str, compression: Optional[str] = tfrecord.AUTO
     return decoded, problems
 
 
-def _decode_record(features: Mapping[str, Tuple[str, list]], where: str
-                   ) -> Tuple[int, List[str]]:
+def _decode_record(features: Mapping[str, Tuple[str, list]], path: str, index: int
+                   ) -> Tuple[int, List[Problem]]:
+    where = f'{path}: record {index}'
     decoded, problems = 0, []
     image_size = _stated_size(features)
     for key in sorted(features):
@@ -236,13 +290,14 @@ def _decode_record(features: Mapping[str, Tuple[str, list]], where: str
             try:
                 size = images.decode_with_pillow(value, label).size
             except images.ImageError as error:
-                problems.append(str(error))
+                problems.append(Problem(str(error), path, 'undecodable-image', index, key=key))
                 continue
             decoded += 1
             if image_size is not None and key in _SIZED_KEYS and size != image_size:
-                problems.append(f'{label}: decodes to {size[0]}x{size[1]} (WxH), but the '
-                                f'record says image/width {image_size[0]}, image/height '
-                                f'{image_size[1]}')
+                problems.append(Problem(
+                    f'{label}: decodes to {size[0]}x{size[1]} (WxH), but the record says '
+                    f'image/width {image_size[0]}, image/height {image_size[1]}', path,
+                    'image-size', index, key=key))
     return decoded, problems
 
 

@@ -5,18 +5,20 @@ picklable top-level `encode(item)` that reads and validates one item and returns
 serialized `tf.train.Example` (or an `EncodedExample` with notes), or raises `SkipExample`::
 
     summaries = write_dataset(output_dir, [
-        SplitSource('train', items, encode, num_shards=4, options={'seed': 0},
+        SplitSource('train', items, encode, options={'seed': 0},
                     files_of=lambda item: [item[0]])],
-        dataset_name='mydata', labels_to_names=..., keys_to_features=..., workers=8)
+        dataset_name='mydata', labels_to_names=..., keys_to_features=..., processes=8)
     print(summaries['train'].format())
 
 What it guarantees:
 
 - **Layout.** Shard k of S holds `items[k*N//S:(k+1)*N//S]` (minus skipped items), in
   order, named `shard_filename(split, k, S)`, e.g. `train-00001-of-00004.tfrecord`. With
-  fewer items than shards, S is the number of items. The bytes do not depend on `workers`
-  (this needs a deterministic encode, such as `slimdata.records.example.serialize_example`):
-  workers write pieces of shards, which are joined in order (`slimdata.records.shards`,
+  fewer items than shards, S is the number of items. By default S follows the split's size
+  (`shards_for_size`: as TensorFlow Datasets chooses, a power of two that puts 64 MiB to
+  1 GiB in each shard). The bytes do not depend on `processes` (this needs a deterministic
+  encode, such as `slimdata.records.example.serialize_example`): worker processes write
+  pieces of shards, which are joined in order (`slimdata.records.shards`,
   `slimdata.records.local_pool`), and no record crosses between processes.
 - **Nothing half-written under a final name.** A shard is written as `.<name>.tmp-<pid>`
   in the same folder, fsync'ed, and renamed when complete (`slimdata.records.fs`). On an
@@ -43,8 +45,8 @@ What it guarantees:
   error (a full disk) is an `fs.FileError` naming the shard. A worker that dies is a
   RuntimeError naming the shards and items it was writing.
 
-`workers > 1` starts a process pool with the spawn start method (TensorFlow must never be
-forked), so a script that calls this must guard its entry point with
+`processes > 1` starts a pool of worker processes with the spawn start method (TensorFlow
+must never be forked), so a script that calls this must guard its entry point with
 `if __name__ == '__main__':`, and each worker imports the encode function's module. The same
 splits can be written by an Apache Beam pipeline instead (`slimdata.records.beam_pipeline`).
 """
@@ -59,19 +61,32 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from crc32c import crc32c
 
+from slimdata import progress as progress_lines
+from slimdata.deprecation import renamed_argument
 from slimdata.progress import Progress
 from slimdata.records import dataset_info, fingerprint, fs, local_pool
 from slimdata.records.shards import (ConversionError, EncodedExample, PieceResult, ShardJob,
                                      SkipExample)
 
 __all__ = ['ConversionError', 'EncodedExample', 'RerunError', 'SkipExample', 'SplitSource',
-           'WriteSummary', 'shard_filename', 'write_dataset', 'write_sharded']
+           'WriteSummary', 'shard_filename', 'shards_for_size', 'write_dataset',
+           'write_sharded']
 
 T = TypeVar('T')
 
 _DETAILS_SHOWN = 3         # details listed per skip/note reason in WriteSummary.format()
 _STATE_SECONDS = 2.0       # how often completed shards are recorded in dataset_info.json
 _CHECK_CHUNK = 1 << 22     # bytes read at a time when checking a reused shard's CRC
+
+#: The default shard count puts this many bytes in each shard, at least and at most (the
+#: bounds of TensorFlow Datasets: shards large enough to read at disk speed, small enough to
+#: spread over readers and workers).
+MIN_SHARD_BYTES = 64 << 20
+MAX_SHARD_BYTES = 1 << 30
+#: TFRecord framing per record (length, two CRCs), counted in a shard's size.
+_RECORD_OVERHEAD = 16
+#: Items whose remote source files are stat'ed to estimate a split's size.
+_REMOTE_SIZE_SAMPLE = 64
 
 
 class RerunError(ValueError):
@@ -92,20 +107,25 @@ class SplitSource:
       encode: a picklable top-level function (or functools.partial of one) that reads and
         validates one item and returns its serialized tf.train.Example (bytes) or an
         EncodedExample, or raises SkipExample to leave it out.
-      num_shards: the number of shards (fewer when there are fewer items).
+      num_shards: the number of shards (fewer when there are fewer items); None chooses it
+        by the split's size (`shards_for_size`).
       options: the converter's options that shape the records (JSON values), recorded in
         the fingerprint and named when a re-run differs.
       files_of: item -> the source files it is read from; their sizes and modification
         times are recorded per shard, so an edited source is never covered by old shards.
       desc: the progress display's label; defaults to `split`.
+      size_of: item -> about how many bytes its record holds, for the default shard count;
+        by default the sizes of its `files_of` files (records hold the source files'
+        bytes). Items that share files (pixel arrays read from one file) need their own.
     """
     split: str
     items: Sequence[Any]
     encode: Callable[[Any], Union[bytes, EncodedExample]]
-    num_shards: int
+    num_shards: Optional[int] = None
     options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     files_of: Optional[Callable[[Any], Sequence[str]]] = None
     desc: Optional[str] = None
+    size_of: Optional[Callable[[Any], int]] = None
 
 
 @dataclasses.dataclass
@@ -171,9 +191,30 @@ def _shard_name_pattern(split: str) -> 're.Pattern':
     return re.compile(re.escape(split) + r'-\d{5,}-of-\d{5,}\.tfrecord')
 
 
+def shards_for_size(num_bytes: int, num_items: int) -> int:
+    """The default number of shards of a split of `num_items` records, `num_bytes` in all.
+
+    The rule of TensorFlow Datasets: of the powers of two up to 1024, the largest that puts
+    MIN_SHARD_BYTES to MAX_SHARD_BYTES in each shard (1024 when it can, for many readers);
+    beyond 1024 shards, the smallest multiple of 1024 that keeps shards under
+    MAX_SHARD_BYTES; never more shards than records; 1 for a split under 128 MiB.
+    """
+    total = num_bytes + _RECORD_OVERHEAD * num_items
+    fewest = max(1, -(-total // MAX_SHARD_BYTES))
+    most = total // MIN_SHARD_BYTES
+    if fewest > 1024:
+        return min(1024 * -(-fewest // 1024), max(1, num_items))
+    for count in (1024, 512, 256, 128, 64, 32, 16, 8, 4, 2):
+        if fewest <= count <= most and count <= num_items:
+            return count
+    return 1
+
+
+@renamed_argument('workers', 'processes')
 def write_sharded(items: Sequence[T], encode: Callable[[T], Union[bytes, EncodedExample]],
-                  output_dir: str, split: str, num_shards: int, workers: int = 1,
-                  desc: Optional[str] = None, *, options: Optional[Mapping[str, Any]] = None,
+                  output_dir: str, split: str, num_shards: Optional[int] = None,
+                  processes: int = 1, desc: Optional[str] = None, *,
+                  options: Optional[Mapping[str, Any]] = None,
                   files_of: Optional[Callable[[T], Sequence[str]]] = None,
                   overwrite: bool = False,
                   beam_options: Optional[Sequence[str]] = None) -> WriteSummary:
@@ -183,15 +224,16 @@ def write_sharded(items: Sequence[T], encode: Callable[[T], Union[bytes, Encoded
       The split's WriteSummary.
     """
     source = SplitSource(split, items, encode, num_shards, options or {}, files_of, desc)
-    return write_dataset(output_dir, [source], workers=workers, overwrite=overwrite,
+    return write_dataset(output_dir, [source], processes=processes, overwrite=overwrite,
                          beam_options=beam_options)[split]
 
 
+@renamed_argument('workers', 'processes')
 def write_dataset(output_dir: str, splits: Sequence[SplitSource], *,
                   dataset_name: Optional[str] = None,
                   labels_to_names: Optional[Mapping[int, str]] = None,
                   keys_to_features: Optional[Mapping[str, Any]] = None,
-                  extra: Optional[Mapping[str, Any]] = None, workers: int = 1,
+                  extra: Optional[Mapping[str, Any]] = None, processes: int = 1,
                   overwrite: bool = False, absent_splits: Sequence[str] = (),
                   beam_options: Optional[Sequence[str]] = None) -> Dict[str, WriteSummary]:
     """Encodes and writes splits as TFRecord shards, and records them in dataset_info.json.
@@ -208,8 +250,9 @@ def write_dataset(output_dir: str, splits: Sequence[SplitSource], *,
       labels_to_names, keys_to_features, extra: see `dataset_info.write_dataset_info`.
         Values that differ from those recorded for other splits of the folder are refused
         (those splits were written with other labels or options).
-      workers: processes that encode and write shards, one shard each at a time; 1 does
-        all the work in this process.
+      processes: how many processes encode and write shards: 1 does all the work in this
+        process; more start a pool of worker processes, which write pieces of shards.
+        (`workers=` is the deprecated old name.)
       overwrite: replace the splits (their new shards take the old ones' place once all are
         complete) instead of refusing to write over shards of other input.
       absent_splits: splits this conversion does not produce (e.g. no validation split with
@@ -217,7 +260,7 @@ def write_dataset(output_dir: str, splits: Sequence[SplitSource], *,
         run's as if it belonged to them: it is refused, or with `overwrite` removed.
       beam_options: write the shards with an Apache Beam pipeline with these pipeline
         options (e.g. ['--runner=DirectRunner']) instead of local processes
-        (`slimdata.records.beam_pipeline`); `workers` is then unused.
+        (`slimdata.records.beam_pipeline`); `processes` is then unused.
 
     Returns:
       split name -> its WriteSummary.
@@ -231,17 +274,17 @@ def write_dataset(output_dir: str, splits: Sequence[SplitSource], *,
       RuntimeError: when a worker process dies (it names the shards and items being written).
     """
     for source in splits:
-        _check_arguments(source, workers)
-    if workers > 1 and output_dir.startswith('ram://'):
+        _check_arguments(source, processes)
+    if processes > 1 and output_dir.startswith('ram://'):
         raise ValueError(f'{output_dir}: ram:// is TensorFlow\'s in-memory file system of one '
-                         'process, which worker processes cannot write into; use workers=1')
+                         'process, which worker processes cannot write into; use processes=1')
     fs.makedirs(output_dir)
     with fs.lock_folder(output_dir):
         info = dataset_info.read_dataset_info(output_dir) or {}
         fields = _dataset_fields(labels_to_names, keys_to_features, extra)
         plans = _plan_all(output_dir, info, splits, dataset_name, fields, overwrite,
                           absent_splits)
-        summaries = {plan.source.split: _write_split(output_dir, plan, workers, beam_options)
+        summaries = {plan.source.split: _write_split(output_dir, plan, processes, beam_options)
                      for plan in plans}
         for split in absent_splits:
             if split in info.get('splits', {}):  # only reached with overwrite
@@ -269,21 +312,24 @@ class _SplitPlan:
     stale_files: List[str]           # this split's other shard files, removed after a replace
 
 
-def _check_arguments(source: SplitSource, workers: int) -> None:
+def _check_arguments(source: SplitSource, processes: int) -> None:
     split = source.split
     if not split or split.startswith('.') or '/' in split or os.sep in split:
         raise ValueError(f'split must be a plain file name prefix, got {split!r}')
     if not len(source.items):
         raise ValueError(f'split {split!r}: no items to write (an empty list file or a wrong '
                          'source folder?)')
-    for name, value in (('num_shards', source.num_shards), ('workers', workers)):
+    counts = [('processes', processes)]
+    if source.num_shards is not None:
+        counts.append(('num_shards', source.num_shards))
+    for name, value in counts:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f'{name} must be an int >= 1, got {value!r}')
-    if workers > 1:
+    if processes > 1:
         try:
             pickle.dumps(source.encode)
         except (pickle.PicklingError, AttributeError, TypeError) as error:
-            raise ValueError(f'encode must be picklable when workers > 1 (a top-level function '
+            raise ValueError(f'encode must be picklable when processes > 1 (a top-level function '
                              f'or a functools.partial of one), got {source.encode!r}: '
                              f'{error}') from error
 
@@ -363,9 +409,10 @@ def _first_difference(recorded: Any, new: Any) -> str:
 def _plan(output_dir: str, info: Mapping[str, Any], names: Sequence[str],
           source: SplitSource, overwrite: bool) -> _SplitPlan:
     split, items = source.split, source.items
-    total = min(source.num_shards, len(items))
+    stamps = fingerprint.SourceStamps()
+    total = _num_shards(source, stamps)
     new_fingerprint = fingerprint.fingerprint(items, source.options, total)
-    jobs = _jobs(output_dir, source, total)
+    jobs = _jobs(output_dir, source, total, stamps)
     final_names = [shard_filename(split, k, total) for k in range(total)]
     on_disk = [name for name in names if _shard_name_pattern(split).fullmatch(name)]
     entry = info.get('splits', {}).get(split)
@@ -412,9 +459,43 @@ def _plan(output_dir: str, info: Mapping[str, Any], names: Sequence[str],
                       stale_files=[])
 
 
-def _jobs(output_dir: str, source: SplitSource, total: int) -> List[ShardJob]:
+def _num_shards(source: SplitSource, stamps: fingerprint.SourceStamps) -> int:
+    """The split's shard count: as given (at most one per item), else by its size."""
+    if source.num_shards is not None:
+        return min(source.num_shards, len(source.items))
+    num_bytes = _source_bytes(source, stamps)
+    count = shards_for_size(num_bytes, len(source.items))
+    progress_lines.info(f'{source.desc or source.split}: {count} shard'
+                        f'{"" if count == 1 else "s"} for about {_human_bytes(num_bytes)} of '
+                        'source data (by size: 64 MiB to 1 GiB per shard)')
+    return count
+
+
+def _source_bytes(source: SplitSource, stamps: fingerprint.SourceStamps) -> int:
+    """About how many bytes the split's records hold (see `SplitSource.size_of`)."""
+    items = source.items
+    if source.size_of is not None:
+        return sum(source.size_of(item) for item in items)
+    if source.files_of is None:
+        return 0
+    if not any(fs.is_url(path) for path in source.files_of(items[0])):
+        return sum(stamps.size(path) for item in items for path in source.files_of(item))
+    # A stat per remote file would cost more than the conversion: a sample tells the size.
+    sample = items[::max(1, len(items) // _REMOTE_SIZE_SAMPLE)]
+    return sum(_size_or_zero(path) for item in sample
+               for path in source.files_of(item)) * len(items) // len(sample)
+
+
+def _size_or_zero(path: str) -> int:
+    try:
+        return fs.size(path)
+    except OSError:
+        return 0  # a missing source is reported, naming it, when its item is encoded
+
+
+def _jobs(output_dir: str, source: SplitSource, total: int,
+          stamps: fingerprint.SourceStamps) -> List[ShardJob]:
     items, jobs = source.items, []
-    stamps = fingerprint.SourceStamps()
     for index in range(total):
         path = os.path.join(output_dir, shard_filename(source.split, index, total))
         start, stop = index * len(items) // total, (index + 1) * len(items) // total
@@ -501,7 +582,7 @@ class _SplitState:
         self._saved_at = now
 
 
-def _write_split(output_dir: str, plan: _SplitPlan, workers: int,
+def _write_split(output_dir: str, plan: _SplitPlan, processes: int,
                  beam_options: Optional[Sequence[str]]) -> WriteSummary:
     source = plan.source
     start_time = time.perf_counter()
@@ -520,7 +601,7 @@ def _write_split(output_dir: str, plan: _SplitPlan, workers: int,
                 state.save(force=False)
 
         try:
-            _run_jobs(plan, workers, beam_options, shard_done)
+            _run_jobs(plan, processes, beam_options, shard_done)
         except BaseException:
             if plan.replace:
                 for job in plan.jobs:
@@ -539,7 +620,7 @@ def _write_split(output_dir: str, plan: _SplitPlan, workers: int,
     return summary
 
 
-def _run_jobs(plan: _SplitPlan, workers: int, beam_options: Optional[Sequence[str]],
+def _run_jobs(plan: _SplitPlan, processes: int, beam_options: Optional[Sequence[str]],
               shard_done: Callable[[ShardJob, PieceResult], None]) -> None:
     """Writes the plan's shards with the local driver, or the Beam one."""
     source = plan.source
@@ -551,7 +632,7 @@ def _run_jobs(plan: _SplitPlan, workers: int, beam_options: Optional[Sequence[st
     num_items = len(source.items)
     with Progress(num_items, source.desc or source.split) as progress:
         progress.update(num_items - sum(len(job.items) for job in plan.jobs))
-        local_pool.run_jobs(plan.jobs, source.encode, source.split, workers, progress,
+        local_pool.run_jobs(plan.jobs, source.encode, source.split, processes, progress,
                             shard_done)
 
 
