@@ -36,8 +36,8 @@ def register(commands: argparse._SubParsersAction, selected: bool) -> None:
                         metavar='N', help='how many records to draw (default: 16)')
     parser.add_argument('--split', metavar='S',
                         help="the split of a dataset folder to draw (default: train, else the "
-                             "only split its dataset_info.json lists; without one, the files "
-                             "whose name holds S)")
+                             "only split its dataset_info.json lists; in a folder without one, "
+                             "the files whose name holds S: by default train, else all)")
     parser.add_argument('-o', '--output', default=DEFAULT_OUTPUT, metavar='FILE.png',
                         help=f'where to write the PNG (default: {DEFAULT_OUTPUT})')
     parser.add_argument('--columns', type=common.positive_int, metavar='C',
