@@ -819,12 +819,13 @@ def _marked(problem: Problem, side: int) -> Image.Image:
     draw.line((0, last, last, 0), fill=colour, width=BOX_LINE_WIDTH)
     draw.rectangle((0, 0, last, last), outline=colour, width=BOX_LINE_WIDTH)
     font = _font(FONT_SIZE)
-    text = _fit(problem.kind, side - 2 * BOX_LINE_WIDTH - 4, font)
     band_top = (side - _line_height(font)) // 2
-    draw.rectangle((BOX_LINE_WIDTH, band_top, last - BOX_LINE_WIDTH,
-                    band_top + _line_height(font)), fill=BACKGROUND)
-    draw.text(((side - round(font.getlength(text))) // 2, band_top + 1), text,
-              fill=colour, font=font)
+    if band_top > BOX_LINE_WIDTH:  # else too small for words (a --size of a few pixels)
+        text = _fit(problem.kind, side - 2 * BOX_LINE_WIDTH - 4, font)
+        draw.rectangle((BOX_LINE_WIDTH, band_top, last - BOX_LINE_WIDTH,
+                        band_top + _line_height(font)), fill=BACKGROUND)
+        draw.text(((side - round(font.getlength(text))) // 2, band_top + 1), text,
+                  fill=colour, font=font)
     return image
 
 

@@ -432,6 +432,17 @@ def test_records_that_cannot_be_drawn_are_marked_cells(tmp_path):
     assert good.problem is None and np.all(cell_pixels(sheet, good) == GREY)
 
 
+@pytest.mark.parametrize('max_side', [1, 2, 20])
+def test_a_marked_cell_at_a_size_of_a_few_pixels_is_a_crossed_square(tmp_path, max_side):
+    records = [example(image__encoded=b'not an image'), detection_record(40, 30, [(*BOX, 3, 1)])]
+    sheet = sheet_of(tmp_path, records, max_side=max_side)
+    marked, boxes = sheet.cells
+    assert marked.size == (max_side, max_side) and marked.problem.kind == show.UNREADABLE
+    assert tuple(pixels_of(sheet)[marked.origin[1], marked.origin[0]]) == \
+        show.PROBLEM_COLOURS[show.UNREADABLE]
+    assert boxes.size == (max_side, round(30 * max_side / 40) or 1)
+
+
 def test_class_map_over_the_pixel_limit_is_not_decoded(tmp_path):
     sheet = sheet_of(tmp_path, [segmentation_record(np.zeros((300, 200, 3)),
                                                     np.zeros((300, 200)))], max_pixels=50_000)
