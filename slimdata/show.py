@@ -77,8 +77,12 @@ DEFAULT_MAX_PIXELS = 50_000_000
 #: The largest sheet drawn, in pixels (192 MB as RGB): it bounds -n, --columns and --size
 #: together (`check_sheet_size`).
 MAX_SHEET_PIXELS = 64_000_000
-#: Boxes drawn in one cell; a record with more says how many it has.
-MAX_BOXES = 300
+#: Boxes drawn in one cell (more would hide the image; each tag costs about a millisecond to
+#: fit and draw); a record with more says how many it has.
+MAX_BOXES = 100
+#: A record's label texts are kept to their first and last this many characters around a
+#: '…': a caption or a tag shows fewer than 130 characters; a legend entry 513 at most.
+TEXT_END = 256
 #: Legend entries of box classes, and of segmentation classes, drawn at most; one more entry
 #: says how many others there are.
 MAX_LEGEND_CLASSES = 48
@@ -289,8 +293,8 @@ class Sample:
     """A record, decoded for drawing.
 
     Attributes:
-      annotations: what the record holds, without its encoded images (they are dropped once
-        decoded, so that the samples of a sheet hold no more than its cells).
+      annotations: what the record holds, as much as is drawn (`kept`): without its encoded
+        images, the first `MAX_BOXES` boxes, texts of at most 2 * `TEXT_END` characters.
       image: the image, RGB, reduced to the `max_side` it was decoded for (never enlarged);
         None when the record cannot be drawn.
       stored_size: (width, height) of the image the record stores.
@@ -298,6 +302,7 @@ class Sample:
         (reduced by nearest neighbour), or None.
       class_ids: the class ids present in the whole stored class map.
       problem: why the record cannot be drawn, or None.
+      num_boxes: how many boxes the record has (it may have more than it keeps).
     """
     annotations: Annotations
     image: Optional[Image.Image]
@@ -305,6 +310,7 @@ class Sample:
     classes: Optional[np.ndarray] = None
     class_ids: Tuple[int, ...] = ()
     problem: Optional[Problem] = None
+    num_boxes: int = 0
 
 
 def read_samples(files: Sequence[str], num_records: int,
@@ -364,10 +370,27 @@ def decode_record(record: bytes, where: str, max_side: int = MAX_SIDE,
         if found.segmentation is not None:
             classes, class_ids = _decode_classes(found, stored_size, image.size, max_pixels)
     except _Undrawable as undrawable:
-        return Sample(dataclasses.replace(found, image=b'', segmentation=None), None,
-                      problem=undrawable.problem)
-    return Sample(dataclasses.replace(found, image=b'', segmentation=None), image,
-                  stored_size, classes, class_ids)
+        return Sample(kept(found), None, problem=undrawable.problem,
+                      num_boxes=len(found.boxes))
+    return Sample(kept(found), image, stored_size, classes, class_ids,
+                  num_boxes=len(found.boxes))
+
+
+def kept(found: Annotations) -> Annotations:
+    """What a sample keeps of a record's annotations, so that the samples of a sheet hold
+    no more than it draws however large the records: no encoded images, the first
+    `MAX_BOXES` boxes, and texts cut to their first and last `TEXT_END` characters around
+    a '…'."""
+    return dataclasses.replace(
+        found, image=b'', segmentation=None, class_text=_cut(found.class_text),
+        boxes=tuple(dataclasses.replace(box, text=_cut(box.text))
+                    for box in found.boxes[:MAX_BOXES]))
+
+
+def _cut(text: Optional[str]) -> Optional[str]:
+    if text is None or len(text) <= 2 * TEXT_END:
+        return text
+    return text[:TEXT_END] + '…' + text[-TEXT_END:]
 
 
 def _annotations(record: bytes, where: str) -> Annotations:
@@ -793,15 +816,18 @@ def _draw_record(sample: Sample, namer: _Namer, ignore_label: int, max_side: int
         image = _blend_classes(image, classes, ignore_label)
     draw = ImageDraw.Draw(image)
     tag_font = _font(TAG_FONT_SIZE)
+    fitted: Dict[str, str] = {}  # the tags as shown: boxes of one class share theirs
     boxes = []
-    for box in sample.annotations.boxes[:MAX_BOXES]:
+    for box in sample.annotations.boxes:
         edges = box_edges(box, image.size)
         colour = box_colour(box.label)
         _draw_outline(draw, edges, colour, dashed=box.difficult)
         text = namer.name(box.label, box.text)
         if box.difficult:  # said in words too: a small box's dashes do not show
             text = f'{text} (difficult)' if text else 'difficult'
-        boxes.append(DrawnBox(box, edges, colour, _fit(text, image.width - 5, tag_font), None))
+        if text not in fitted:
+            fitted[text] = _fit(text, image.width - 5, tag_font)
+        boxes.append(DrawnBox(box, edges, colour, fitted[text], None))
     placed: List[Rect] = []
     for drawn in boxes:  # tags after every outline, so that no outline crosses a tag's text
         drawn.tag = _draw_tag(draw, drawn, image.size, placed)
@@ -910,8 +936,8 @@ def _captions(sample: Sample, namer: _Namer) -> List[Tuple[str, RGB]]:
         lines.append((namer.with_id(found.class_label, found.class_text), TEXT))
     if sample.problem is not None:
         lines.append((sample.problem.text, PROBLEM_COLOURS[sample.problem.kind]))
-    elif len(found.boxes) > MAX_BOXES:
-        lines.append((f'{MAX_BOXES}/{len(found.boxes):,} boxes', SECONDARY_TEXT))
+    elif sample.num_boxes > MAX_BOXES:
+        lines.append((f'{MAX_BOXES}/{sample.num_boxes:,} boxes', SECONDARY_TEXT))
     path, _, record = found.where.rpartition(': record ')
     lines.append((f'{_short_file_name(path)} #{record}', SECONDARY_TEXT))
     return lines

@@ -510,6 +510,25 @@ def test_boxes_beyond_the_most_drawn_are_counted_and_the_legend_is_capped(tmp_pa
     assert sheet.legend[-1].text == f'and {show.MAX_BOXES - show.MAX_LEGEND_CLASSES} more'
 
 
+def test_a_sample_keeps_no_more_of_a_record_than_is_drawn():
+    # However large a record's texts and box lists, the samples of a sheet stay small.
+    num_boxes = 1000
+    long_text = 'é' * 100_000
+    record = example(image__encoded=grey_image(8, 8), image__class__label=1,
+                     image__class__text=long_text.encode(),
+                     image__object__bbox__ymin=[0.1] * num_boxes,
+                     image__object__bbox__xmin=[0.1] * num_boxes,
+                     image__object__bbox__ymax=[0.9] * num_boxes,
+                     image__object__bbox__xmax=[0.9] * num_boxes,
+                     image__object__bbox__label_text=[long_text.encode()] * num_boxes)
+    sample = show.decode_record(record, 'r: record 0')
+    kept = sample.annotations
+    assert (kept.image, sample.num_boxes, len(kept.boxes)) == (b'', num_boxes, show.MAX_BOXES)
+    end = 'é' * show.TEXT_END
+    assert kept.class_text == end + '…' + end
+    assert {box.text for box in kept.boxes} == {end + '…' + end}
+
+
 def test_columns_are_at_most_one_per_record(tmp_path):
     path = write_with_tf(tmp_path / 'two.tfrecord',
                          [example(image__encoded=grey_image(8, 8))] * 2)
