@@ -55,7 +55,7 @@ import os
 import re
 import sys
 import warnings
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
@@ -66,6 +66,8 @@ from slimdata.records import dataset_info, example_schema, fs, images, tfrecord
 from slimdata.records.annotations import AnnotationError, Annotations, Box
 
 RGB = Tuple[int, int, int]
+#: What `ImageFont.load_default(size)` gives: a FreeType font, or a bitmap one without FreeType.
+Font = Union[ImageFont.FreeTypeFont, ImageFont.ImageFont]
 #: Inclusive pixel rectangle: (left column, top row, right column, bottom row).
 Rect = Tuple[int, int, int, int]
 
@@ -293,7 +295,7 @@ class Sample:
     """A record, decoded for drawing.
 
     Attributes:
-      annotations: what the record holds, as much as is drawn (`kept`): without its encoded
+      annotations: what the record holds, as much as is drawn (`_kept`): without its encoded
         images, the first `MAX_BOXES` boxes, texts of at most 2 * `TEXT_END` characters.
       image: the image, RGB, reduced to the `max_side` it was decoded for (never enlarged);
         None when the record cannot be drawn.
@@ -366,17 +368,19 @@ def decode_record(record: bytes, where: str, max_side: int = MAX_SIDE,
     try:
         found = _annotations(record, where)
         stored_size, image = _decode_image(found, max_side, max_pixels)
-        classes, class_ids = None, ()
+        classes: Optional[np.ndarray] = None
+        class_ids: Tuple[int, ...] = ()
         if found.segmentation is not None:
-            classes, class_ids = _decode_classes(found, stored_size, image.size, max_pixels)
+            classes, class_ids = _decode_classes(found.segmentation, found.where, stored_size,
+                                                 image.size, max_pixels)
     except _Undrawable as undrawable:
-        return Sample(kept(found), None, problem=undrawable.problem,
+        return Sample(_kept(found), None, problem=undrawable.problem,
                       num_boxes=len(found.boxes))
-    return Sample(kept(found), image, stored_size, classes, class_ids,
+    return Sample(_kept(found), image, stored_size, classes, class_ids,
                   num_boxes=len(found.boxes))
 
 
-def kept(found: Annotations) -> Annotations:
+def _kept(found: Annotations) -> Annotations:
     """What a sample keeps of a record's annotations, so that the samples of a sheet hold
     no more than it draws however large the records: no encoded images, the first
     `MAX_BOXES` boxes, and texts cut to their first and last `TEXT_END` characters around
@@ -418,21 +422,22 @@ def _decode_image(found: Annotations, max_side: int, max_pixels: int
     image = _open(found.image, where, 'corrupt image')
     stored_size = image.size
     size = reduced_size(stored_size, max_side)
-    if image.format == 'JPEG' and size != stored_size:
+    if image.format in ('JPEG', 'MPO') and size != stored_size:  # MPO: a camera's JPEG
         image.draft('RGB', size)  # libjpeg decodes at the smallest 1/s that covers `size`
     _check_pixels(stored_size, image.size, where, max_pixels)
     _load(image, found.image, where, 'corrupt image')
     return stored_size, _rgb_at(image, size)
 
 
-def _decode_classes(found: Annotations, stored_size: Tuple[int, int], size: Tuple[int, int],
-                    max_pixels: int) -> Tuple[np.ndarray, Tuple[int, ...]]:
+def _decode_classes(data: bytes, record: str, stored_size: Tuple[int, int],
+                    size: Tuple[int, int], max_pixels: int
+                    ) -> Tuple[np.ndarray, Tuple[int, ...]]:
     """(the class map at `size`, reduced by nearest neighbour; the class ids present)."""
-    where = f'{found.where}, key {annotations_lib.SEGMENTATION_KEY!r}'
-    image = _open(found.segmentation, where, 'corrupt class map')
+    where = f'{record}, key {annotations_lib.SEGMENTATION_KEY!r}'
+    image = _open(data, where, 'corrupt class map')
     if image.size != stored_size:
         raise _Undrawable(UNREADABLE, 'class map size',
-                          f'{found.where}: the class map ({annotations_lib.SEGMENTATION_KEY!r}) '
+                          f'{record}: the class map ({annotations_lib.SEGMENTATION_KEY!r}) '
                           f'is {image.width}x{image.height} (WxH), the image '
                           f'{stored_size[0]}x{stored_size[1]}')
     if image.mode not in ('L', 'P'):
@@ -440,7 +445,7 @@ def _decode_classes(found: Annotations, stored_size: Tuple[int, int], size: Tupl
                           f'{where}: a {image.mode} image; expected one channel of class '
                           'indices (mode L or P)')
     _check_pixels(stored_size, stored_size, where, max_pixels)
-    _load(image, found.segmentation, where, 'corrupt class map')
+    _load(image, data, where, 'corrupt class map')
     classes = np.asarray(image)
     class_ids = tuple(np.flatnonzero(np.bincount(classes.ravel(), minlength=256)).tolist())
     if size != stored_size:
@@ -569,7 +574,7 @@ class Cell:
       where: the record (`<file>: record <i>`).
       origin: (x, y) of the drawn image's top-left pixel in the sheet.
       size: (width, height) of the drawn image.
-      scale: drawn size / stored size.
+      scale: drawn size / stored size (0 for a marked cell).
       boxes: the boxes as drawn (the first `MAX_BOXES`).
       captions: each caption line and the (x, y) where its text is drawn.
       problem: why the record is drawn as a marked cell (a crossed square of
@@ -624,16 +629,16 @@ class ContactSheet:
 
 
 @functools.lru_cache(maxsize=None)
-def _font(size: int) -> ImageFont.ImageFont:
+def _font(size: int) -> Font:
     return ImageFont.load_default(size=size)
 
 
-def _line_height(font: ImageFont.ImageFont) -> int:
+def _line_height(font: Font) -> int:
     left, top, right, bottom = font.getbbox('Ag|')
-    return bottom + 3
+    return int(bottom) + 3
 
 
-def _fit(text: str, width: int, font: ImageFont.ImageFont) -> str:
+def _fit(text: str, width: int, font: Font) -> str:
     """`text`, shortened in the middle with '…' to the most characters that fit `width` pixels.
 
     However long the text (a record may hold 200 kB of label text), at most `width //
@@ -793,10 +798,11 @@ def _draw_captions(draw: ImageDraw.ImageDraw, lines: Sequence[Tuple[str, RGB]], 
     return placed
 
 
-def _scaled(sample: Sample, max_side: int) -> Tuple[Image.Image, Optional[np.ndarray], float]:
-    """The image (and class map) at the size drawn, and the scale."""
+def _scaled(image: Image.Image, sample: Sample, max_side: int
+            ) -> Tuple[Image.Image, Optional[np.ndarray], float]:
+    """The sample's image (and class map) at the size drawn, and the scale."""
     scale, size = drawn_size(sample.stored_size, max_side)
-    image, classes = sample.image, sample.classes
+    classes = sample.classes
     if image.size == size:  # reduced when decoded, or drawn as stored
         return image, classes, scale
     resample = Image.Resampling.NEAREST if scale > 1 else Image.Resampling.LANCZOS
@@ -811,7 +817,8 @@ def _draw_record(sample: Sample, namer: _Namer, ignore_label: int, max_side: int
     a marked square for a record that cannot be drawn."""
     if sample.problem is not None:
         return _marked(sample.problem, min(MIN_SIDE, max_side)), [], 0.0
-    image, classes, scale = _scaled(sample, max_side)
+    assert sample.image is not None, 'a sample without a problem has its image'
+    image, classes, scale = _scaled(sample.image, sample, max_side)
     if classes is not None:
         image = _blend_classes(image, classes, ignore_label)
     draw = ImageDraw.Draw(image)
@@ -921,10 +928,11 @@ def _text_colour_on(colour: RGB) -> RGB:
 def _shifted(drawn: DrawnBox, origin: Tuple[int, int]) -> DrawnBox:
     x, y = origin
 
-    def shift(rect: Optional[Rect]) -> Optional[Rect]:
-        return None if rect is None else (rect[0] + x, rect[1] + y, rect[2] + x, rect[3] + y)
+    def shift(rect: Rect) -> Rect:
+        return rect[0] + x, rect[1] + y, rect[2] + x, rect[3] + y
 
-    return dataclasses.replace(drawn, edges=shift(drawn.edges), tag=shift(drawn.tag))
+    return dataclasses.replace(drawn, edges=shift(drawn.edges),
+                               tag=None if drawn.tag is None else shift(drawn.tag))
 
 
 def _captions(sample: Sample, namer: _Namer) -> List[Tuple[str, RGB]]:
@@ -980,7 +988,7 @@ def _at_most(entries: List[LegendEntry]) -> List[LegendEntry]:
                                                        SECONDARY_TEXT)]
 
 
-def _entry_width(entry: LegendEntry, font: ImageFont.ImageFont) -> int:
+def _entry_width(entry: LegendEntry, font: Font) -> int:
     return _swatch_width(entry) + 6 + round(font.getlength(entry.text)) + 18
 
 
@@ -1005,7 +1013,7 @@ def _place_legend(entries: Sequence[LegendEntry], width: int, top: int, line: in
 
 
 def _draw_legend(draw: ImageDraw.ImageDraw, entries: Sequence[LegendEntry],
-                 font: ImageFont.ImageFont) -> None:
+                 font: Font) -> None:
     for entry in entries:
         if entry.style in ('box', 'difficult'):
             _draw_outline(draw, entry.swatch, entry.colour, dashed=entry.style == 'difficult')
