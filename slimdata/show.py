@@ -13,12 +13,25 @@ A legend under the cells names the box classes and the segmentation classes pres
 Labels are named from the `dataset_info.json` or `labels.txt` beside the records, else from
 the text the record stores, else shown as numbers. No TensorFlow: Pillow decodes and draws.
 
+A record that cannot be drawn is drawn as a marked cell (a crossed square saying why), and
+`ContactSheet.problems` names it: `UNREADABLE` (not an Example, no image, annotations that
+cannot be read, a damaged image or class map) or `TOO_LARGE` (an image of more pixels than
+`max_pixels`, which is not decoded). Memory stays bounded whatever the records say: each
+image's size is read from its header before it is decoded, a JPEG is decoded at reduced size
+when it is larger than its cell, each image is reduced to its cell before the next is
+decoded, and the sheet itself has at most `MAX_SHEET_PIXELS` (`check_sheet_size` refuses
+numbers that could exceed it before reading). Texts are shortened to fit in time that does
+not grow with their length; a cell draws at most `MAX_BOXES` boxes, the legend at most
+`MAX_LEGEND_CLASSES` classes of each kind.
+
 Geometry (what `ContactSheet.cells` reports, so a picture can be checked pixel by pixel):
 
 - An image w x h pixels is drawn at `Cell.scale` s: enlarged by the smallest whole factor
   that makes its longer side at least `MIN_SIDE` (nearest neighbour, so pixels stay sharp),
   or reduced so that its longer side is `max_side` (`MAX_SIDE` by default; Lanczos, the class
-  map by nearest neighbour), else s = 1 (a `max_side` below `MIN_SIDE` lowers both). Its
+  map by nearest neighbour; a JPEG is first decoded at 1/2, 1/4 or 1/8 of its size by
+  libjpeg when that still covers the drawn size), else s = 1 (a `max_side` below `MIN_SIDE`
+  lowers both). Its
   drawn size `Cell.size` is (W, H) = (round(w s), round(h s)), its top-left pixel is at
   `Cell.origin` in the sheet.
 - A normalised coordinate x maps to the drawn column `pixel_of(x, W)` = floor(x W), kept
@@ -40,25 +53,50 @@ import io
 import math
 import os
 import re
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+import sys
+import warnings
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from slimdata import progress
 from slimdata.records import annotations as annotations_lib
 from slimdata.records import dataset_info, example_schema, fs, images, tfrecord
 from slimdata.records.annotations import AnnotationError, Annotations, Box
 
 RGB = Tuple[int, int, int]
+#: What `ImageFont.load_default(size)` gives: a FreeType font, or a bitmap one without FreeType.
+Font = Union[ImageFont.FreeTypeFont, ImageFont.ImageFont]
 #: Inclusive pixel rectangle: (left column, top row, right column, bottom row).
 Rect = Tuple[int, int, int, int]
 
 MIN_SIDE = 128
 MAX_SIDE = 256
+#: The most pixels decoded for one image (a JPEG's counted at the reduced size it is decoded
+#: at): 50 megapixels, 150 MB as RGB. A larger image is not decoded: its cell is marked.
+DEFAULT_MAX_PIXELS = 50_000_000
+#: The largest sheet drawn, in pixels (192 MB as RGB): it bounds -n, --columns and --size
+#: together (`check_sheet_size`).
+MAX_SHEET_PIXELS = 64_000_000
+#: Boxes drawn in one cell (more would hide the image; each tag costs about a millisecond to
+#: fit and draw); a record with more says how many it has.
+MAX_BOXES = 100
+#: A record's label texts are kept to their first and last this many characters around a
+#: '…': a caption or a tag shows fewer than 130 characters; a legend entry 513 at most.
+TEXT_END = 256
+#: Legend entries of box classes, and of segmentation classes, drawn at most; one more entry
+#: says how many others there are.
+MAX_LEGEND_CLASSES = 48
+#: Caption lines under a cell at most: the class, a note (a problem, boxes left out), the source.
+MAX_CAPTION_LINES = 3
 BOX_LINE_WIDTH = 2
 DASH, GAP = 5, 3
 DEFAULT_IGNORE_LABEL = 255
 FONT_SIZE = 13
+#: No glyph of Pillow's default font at these sizes is narrower (its narrowest, 'i', is 3
+#: pixels at FONT_SIZE): a text of more than width // MIN_GLYPH_WIDTH characters cannot fit.
+MIN_GLYPH_WIDTH = 2
 TAG_FONT_SIZE = 11
 MARGIN = 12
 GUTTER = 12
@@ -73,6 +111,12 @@ BOX_COLOURS: Tuple[RGB, ...] = (
     (0, 200, 140), (255, 140, 0), (0, 220, 255), (170, 255, 0), (255, 0, 170),
     (255, 230, 0), (120, 90, 255), (0, 255, 150), (255, 70, 70), (0, 130, 255),
     (200, 120, 255), (255, 180, 150))
+#: The kinds of `Problem` that keep a record from being drawn.
+UNREADABLE, TOO_LARGE = 'unreadable', 'too large'
+#: Marked cells (records that cannot be drawn): a square crossed in the colour of the
+#: problem's kind, on a light shade of it: red for unreadable, amber for too large.
+PROBLEM_COLOURS: Dict[str, RGB] = {UNREADABLE: (210, 0, 0), TOO_LARGE: (190, 110, 0)}
+MARKED_BACKGROUNDS: Dict[str, RGB] = {UNREADABLE: (250, 232, 232), TOO_LARGE: (252, 242, 225)}
 #: VOC's colour for 255 ('void', the band along object outlines in its label images).
 VOID_COLOUR: RGB = (224, 224, 192)
 
@@ -90,6 +134,9 @@ def voc_palette() -> np.ndarray:
 
 
 _PALETTE = voc_palette()
+# The most entries a legend can have: each class list, its 'more' entry, 'no label',
+# 'difficult' and 'ignore'.
+_MAX_LEGEND_ENTRIES = 2 * (MAX_LEGEND_CLASSES + 1) + 3
 
 
 def pixel_of(fraction: float, extent: int) -> int:
@@ -107,6 +154,10 @@ def box_edges(box: Box, size: Tuple[int, int]) -> Rect:
 
 # ----------------------------------------------------------------------------------------------
 # Which records: folders, files, globs and a split
+
+#: The split a dataset folder stands for when none is named (if it has one by that name).
+DEFAULT_SPLIT = 'train'
+
 
 class SelectionError(ValueError):
     """The paths or the split name nothing that can be shown (a usage error)."""
@@ -133,14 +184,16 @@ def select_records(paths: Sequence[str], split: Optional[str] = None) -> Selecti
 
     Args:
       paths: dataset folders, record files or globs. A folder with a `dataset_info.json`
-        stands for the shards of one split: `split`, or the first split the file lists; a
-        folder without one for its record files (those whose name holds `split` between
-        `-`, `_` or `.`, when `split` is given).
+        stands for the shards of one split: `split`; by default `DEFAULT_SPLIT` ('train')
+        if the file lists it, else the only split it lists. A folder without one stands
+        for its record files whose name holds the split (`split`, by default 'train')
+        between `-`, `_` or `.`; by default, for all its record files if none is named so.
       split: the split to show, for folders.
 
     Raises:
-      SelectionError: a path matches nothing, `split` is given without a folder, or a
-        folder has no such split.
+      SelectionError: a path matches nothing, `split` is given without a folder, a folder
+        has no such split, or no split is given and a folder's `dataset_info.json` lists
+        several but no 'train' (the message lists them).
       ValueError: a folder's `dataset_info.json` or `labels.txt` cannot be read.
     """
     if split is not None and not any(fs.isdir(path) for path in paths):
@@ -177,20 +230,30 @@ def _split_files(folder: str, split: Optional[str]) -> Tuple[List[str], Optional
     info = dataset_info.read_dataset_info(folder)
     splits = (info or {}).get('splits', {})
     if splits:
-        chosen = split if split is not None else next(iter(splits))
+        chosen = split if split is not None else _default_split(folder, list(splits))
         if chosen not in splits:
             raise SelectionError(f'{folder} has no split {chosen!r}: its dataset_info.json '
                                  f'lists {", ".join(splits)}')
         return [os.path.join(folder, shard['file']) for shard in splits[chosen]['shards']], chosen
     files = _expand([folder])
-    if split is None:
-        return files, None
-    named = re.compile(rf'(^|[-_.]){re.escape(split)}([-_.]|$)')
+    named = re.compile(rf'(^|[-_.]){re.escape(split or DEFAULT_SPLIT)}([-_.]|$)')
     chosen_files = [file for file in files if named.search(os.path.basename(file))]
+    if split is None:
+        return (chosen_files, DEFAULT_SPLIT) if chosen_files else (files, None)
     if not chosen_files:
         raise SelectionError(f'{folder} has no dataset_info.json and no record file named for '
                              f'split {split!r}')
     return chosen_files, split
+
+
+def _default_split(folder: str, splits: Sequence[str]) -> str:
+    """'train' if the folder has it, else its only split; else a usage error listing them."""
+    if DEFAULT_SPLIT in splits:
+        return DEFAULT_SPLIT
+    if len(splits) == 1:
+        return splits[0]
+    raise SelectionError(f'{folder} holds the splits {", ".join(splits)} and none is '
+                         f'{DEFAULT_SPLIT!r}: choose one with --split')
 
 
 def _labels(folder: str, info: Mapping) -> Dict[int, str]:
@@ -201,81 +264,285 @@ def _labels(folder: str, info: Mapping) -> Dict[int, str]:
 
 
 # ----------------------------------------------------------------------------------------------
-# Reading and decoding
+# Reading and decoding, in bounded memory
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    """Why a record is drawn as a marked cell instead of its image.
+
+    Attributes:
+      kind: `UNREADABLE` (the record or an image in it is damaged, or not what `show`
+        reads) or `TOO_LARGE` (an image with more pixels than the limit: not decoded).
+      text: a few words for the cell ('corrupt image', '13000x13000 pixels').
+      message: the whole reason, naming the file, the record and the key.
+    """
+    kind: str
+    text: str
+    message: str
+
+
+class _Undrawable(Exception):
+    """A record that cannot be drawn; carries its `Problem`."""
+
+    def __init__(self, kind: str, text: str, message: str):
+        super().__init__(message)
+        self.problem = Problem(kind, text, message)
+
 
 @dataclasses.dataclass
 class Sample:
     """A record, decoded for drawing.
 
     Attributes:
-      annotations: what the record holds (`slimdata.records.annotations`).
-      image: the image, RGB.
-      classes: the segmentation class map, [height, width] uint8, or None.
+      annotations: what the record holds, as much as is drawn (`_kept`): without its encoded
+        images, the first `MAX_BOXES` boxes, texts of at most 2 * `TEXT_END` characters.
+      image: the image, RGB, reduced to the `max_side` it was decoded for (never enlarged);
+        None when the record cannot be drawn.
+      stored_size: (width, height) of the image the record stores.
+      classes: the segmentation class map, [height, width] uint8 at the size of `image`
+        (reduced by nearest neighbour), or None.
+      class_ids: the class ids present in the whole stored class map.
+      problem: why the record cannot be drawn, or None.
+      num_boxes: how many boxes the record has (it may have more than it keeps).
     """
     annotations: Annotations
-    image: Image.Image
+    image: Optional[Image.Image]
+    stored_size: Tuple[int, int] = (0, 0)
     classes: Optional[np.ndarray] = None
+    class_ids: Tuple[int, ...] = ()
+    problem: Optional[Problem] = None
+    num_boxes: int = 0
 
 
 def read_samples(files: Sequence[str], num_records: int,
-                 compression: Optional[str] = tfrecord.AUTO) -> List[Sample]:
+                 compression: Optional[str] = tfrecord.AUTO, max_side: int = MAX_SIDE,
+                 max_pixels: int = DEFAULT_MAX_PIXELS) -> List[Sample]:
     """Reads and decodes the first `num_records` records of `files` (fewer if they hold fewer).
 
+    A record that cannot be drawn (not an Example, no image, an annotation that cannot be
+    read, a corrupt image or class map, an image over `max_pixels`) becomes a sample with a
+    `problem`: the sheet marks its cell. Memory holds one decoded image at a time, each
+    reduced to `max_side` at once (see `decode_record`).
+
     Raises:
-      tfrecord.TFRecordError: a file is not a TFRecord file, or is damaged.
-      AnnotationError: a record is not an Example, has no image, or an annotation that
-        cannot be read; images.ImageError: an image that does not decode. Each names the
-        file and record.
+      tfrecord.TFRecordError: a file is not a TFRecord file, or is damaged (its records
+        cannot be told apart any more).
     """
     samples: List[Sample] = []
-    # No progress display: decoding the few records of a sheet takes milliseconds each.
-    for path in files:
-        for index, record in enumerate(tfrecord.iter_records(path, compression=compression)):
-            samples.append(decode_record(record, f'{path}: record {index}'))
-            if len(samples) == num_records:
-                return samples
+    with progress.Progress(num_records, 'reading records', unit='records',
+                           delay=2.0) as shown:
+        for path in files:
+            records = tfrecord.iter_records(path, compression=compression)
+            for index, record in enumerate(records):
+                samples.append(decode_record(record, f'{path}: record {index}', max_side,
+                                             max_pixels))
+                shown.update()
+                if len(samples) == num_records:
+                    return samples
     return samples
 
 
-def decode_record(record: bytes, where: str) -> Sample:
-    """Parses a serialized Example and decodes its image and class map."""
+def decode_record(record: bytes, where: str, max_side: int = MAX_SIDE,
+                  max_pixels: int = DEFAULT_MAX_PIXELS) -> Sample:
+    """Parses a serialized Example and decodes its image and class map for drawing.
+
+    Each image's size is read from its header before any pixel is decoded. A JPEG or PNG
+    must pass `slimdata.records.images`' structure check (a JPEG's header claiming more
+    pixels than its data can hold is damaged, not large). An image is decoded only if it
+    has at most `max_pixels` pixels; a JPEG larger than `max_side` is decoded at 1/2, 1/4
+    or 1/8 of its size (libjpeg's DCT scaling) when that still covers `max_side`, and
+    counts at that size. The decoded image is reduced to `max_side` (Lanczos) before the
+    next is decoded.
+
+    Args:
+      record: the serialized Example.
+      where: the record, as messages name it (`<file>: record <i>`).
+      max_side: the longest side of the drawn image.
+      max_pixels: the most pixels decoded for one image (or class map).
+
+    Returns:
+      The sample; its `problem` says why the record cannot be drawn, if it cannot.
+    """
+    found = Annotations(where=where, image=b'')
+    try:
+        found = _annotations(record, where)
+        stored_size, image = _decode_image(found, max_side, max_pixels)
+        classes: Optional[np.ndarray] = None
+        class_ids: Tuple[int, ...] = ()
+        if found.segmentation is not None:
+            classes, class_ids = _decode_classes(found.segmentation, found.where, stored_size,
+                                                 image.size, max_pixels)
+    except _Undrawable as undrawable:
+        return Sample(_kept(found), None, problem=undrawable.problem,
+                      num_boxes=len(found.boxes))
+    return Sample(_kept(found), image, stored_size, classes, class_ids,
+                  num_boxes=len(found.boxes))
+
+
+def _kept(found: Annotations) -> Annotations:
+    """What a sample keeps of a record's annotations, so that the samples of a sheet hold
+    no more than it draws however large the records: no encoded images, the first
+    `MAX_BOXES` boxes, and texts cut to their first and last `TEXT_END` characters around
+    a '…'."""
+    return dataclasses.replace(
+        found, image=b'', segmentation=None, class_text=_cut(found.class_text),
+        boxes=tuple(dataclasses.replace(box, text=_cut(box.text))
+                    for box in found.boxes[:MAX_BOXES]))
+
+
+def _cut(text: Optional[str]) -> Optional[str]:
+    if text is None or len(text) <= 2 * TEXT_END:
+        return text
+    return text[:TEXT_END] + '…' + text[-TEXT_END:]
+
+
+def _annotations(record: bytes, where: str) -> Annotations:
     try:
         features = example_schema.parse_example(record)
     except example_schema.DecodeError as error:
-        raise AnnotationError(f'{where}: not a tf.train.Example ({error})') from error
-    found = annotations_lib.read_annotations(features, where)
-    image = _decode_image(found)
-    classes = None
-    if found.segmentation is not None:
-        classes = _decode_classes(found.segmentation,
-                                  f'{where}, key {annotations_lib.SEGMENTATION_KEY!r}')
-        if classes.shape != (image.height, image.width):
-            raise AnnotationError(
-                f'{where}: the class map ({annotations_lib.SEGMENTATION_KEY!r}) is '
-                f'{classes.shape[1]}x{classes.shape[0]} (WxH), the image {image.width}x'
-                f'{image.height}')
-    return Sample(found, image, classes)
+        raise _Undrawable(UNREADABLE, 'not an Example',
+                          f'{where}: not a tf.train.Example ({error})') from error
+    try:
+        return annotations_lib.read_annotations(features, where)
+    except AnnotationError as error:
+        raise _Undrawable(UNREADABLE, 'unreadable record', str(error)) from error
 
 
-def _decode_image(found: Annotations) -> Image.Image:
+def _decode_image(found: Annotations, max_side: int, max_pixels: int
+                  ) -> Tuple[Tuple[int, int], Image.Image]:
+    """(the stored size, the image as RGB reduced to `max_side`)."""
+    where = f'{found.where}, key {annotations_lib.IMAGE_KEY!r}'
     if found.raw_shape is not None:
         height, width, channels = found.raw_shape
+        _check_pixels((width, height), (width, height), where, max_pixels)
         pixels = np.frombuffer(found.image, np.uint8).reshape(height, width, channels)
-        return Image.fromarray(pixels[..., 0] if channels == 1 else pixels).convert('RGB')
-    image = images.decode_with_pillow(found.image,
-                                      f'{found.where}, key {annotations_lib.IMAGE_KEY!r}')
+        image = Image.fromarray(pixels[..., 0] if channels == 1 else pixels)
+        return (width, height), _rgb_at(image, reduced_size((width, height), max_side))
+    image = _open(found.image, where, 'corrupt image')
+    stored_size = image.size
+    size = reduced_size(stored_size, max_side)
+    if image.format in ('JPEG', 'MPO') and size != stored_size:  # MPO: a camera's JPEG
+        image.draft('RGB', size)  # libjpeg decodes at the smallest 1/s that covers `size`
+    _check_pixels(stored_size, image.size, where, max_pixels)
+    _load(image, found.image, where, 'corrupt image')
+    return stored_size, _rgb_at(image, size)
+
+
+def _decode_classes(data: bytes, record: str, stored_size: Tuple[int, int],
+                    size: Tuple[int, int], max_pixels: int
+                    ) -> Tuple[np.ndarray, Tuple[int, ...]]:
+    """(the class map at `size`, reduced by nearest neighbour; the class ids present)."""
+    where = f'{record}, key {annotations_lib.SEGMENTATION_KEY!r}'
+    image = _open(data, where, 'corrupt class map')
+    if image.size != stored_size:
+        raise _Undrawable(UNREADABLE, 'class map size',
+                          f'{record}: the class map ({annotations_lib.SEGMENTATION_KEY!r}) '
+                          f'is {image.width}x{image.height} (WxH), the image '
+                          f'{stored_size[0]}x{stored_size[1]}')
+    if image.mode not in ('L', 'P'):
+        raise _Undrawable(UNREADABLE, 'class map not 1 channel',
+                          f'{where}: a {image.mode} image; expected one channel of class '
+                          'indices (mode L or P)')
+    _check_pixels(stored_size, stored_size, where, max_pixels)
+    _load(image, data, where, 'corrupt class map')
+    classes = np.asarray(image)
+    class_ids = tuple(np.flatnonzero(np.bincount(classes.ravel(), minlength=256)).tolist())
+    if size != stored_size:
+        classes = np.asarray(image.resize(size, Image.Resampling.NEAREST))
+    return classes, class_ids
+
+
+def reduced_size(size: Tuple[int, int], max_side: int) -> Tuple[int, int]:
+    """The size an image of `size` is decoded to: its drawn size (`drawn_size`) when that is
+    smaller, else its own (enlarging is left to drawing)."""
+    scale, drawn = drawn_size(size, max_side)
+    return drawn if scale < 1 else size
+
+
+def drawn_size(size: Tuple[int, int], max_side: int) -> Tuple[float, Tuple[int, int]]:
+    """(scale, (W, H)) of an image of `size` drawn with `max_side` (see the module docstring)."""
+    width, height = size
+    longest = max(size)
+    min_side = min(MIN_SIDE, max_side)
+    if longest < min_side:
+        scale = float(math.ceil(min_side / longest))
+    elif longest > max_side:
+        scale = max_side / longest
+    else:
+        scale = 1.0
+    return scale, (max(1, round(width * scale)), max(1, round(height * scale)))
+
+
+def _open(data: bytes, where: str, damaged: str) -> Image.Image:
+    """The image's header, read by Pillow (nothing decoded yet); `damaged` is the cell's text
+    when it is not readable.
+
+    A JPEG's structure is checked first: in tens of microseconds, it tells a header that
+    claims more pixels than the data holds (damaged) from a large image.
+    """
+    if images.image_format_of(data) == 'jpeg':
+        info = _check_structure(data, where, damaged)
+        if info.width * info.height > images.DEFAULT_MAX_PIXELS:
+            raise _too_large((info.width, info.height), where,
+                             f"more than Pillow opens ({images.DEFAULT_MAX_PIXELS:,} pixels)")
+    try:
+        with warnings.catch_warnings():
+            # Pillow warns of images over half its limit; the pixel limit here is the check.
+            warnings.simplefilter('ignore', Image.DecompressionBombWarning)
+            return Image.open(io.BytesIO(data))
+    except Image.DecompressionBombError as error:
+        raise _Undrawable(TOO_LARGE, 'too many pixels', f'{where}: {error}') from error
+    except images.PILLOW_ERRORS as error:
+        raise _Undrawable(UNREADABLE, damaged, f'{where}: corrupt or unreadable image '
+                          f'({type(error).__name__}: {error})') from error
+
+
+def _check_pixels(stored_size: Tuple[int, int], decoded_size: Tuple[int, int], where: str,
+                  max_pixels: int) -> None:
+    """Refuses to decode more than `max_pixels` pixels."""
+    if decoded_size[0] * decoded_size[1] > max_pixels:
+        at = '' if decoded_size == stored_size else \
+            f' (decoded at {decoded_size[0]}x{decoded_size[1]})'
+        raise _too_large(stored_size, where, f'over the limit of {max_pixels:,} pixels '
+                         f'decoded per image{at}')
+
+
+def _too_large(size: Tuple[int, int], where: str, reason: str) -> _Undrawable:
+    return _Undrawable(TOO_LARGE, f'{size[0]}x{size[1]} pixels',
+                       f'{where}: {size[0]}x{size[1]} pixels, {reason}')
+
+
+def _check_structure(data: bytes, where: str, damaged: str) -> images.ImageInfo:
+    """`images.check_image`'s structure check of a JPEG or PNG (its size is checked apart)."""
+    try:
+        return images.check_image(data, where, 'structure', max_pixels=sys.maxsize)
+    except images.ImageError as error:
+        raise _Undrawable(UNREADABLE, damaged, str(error)) from error
+
+
+def _load(image: Image.Image, data: bytes, where: str, damaged: str) -> None:
+    """Decodes the image, once a PNG's structure is checked (its data inflated, without
+    keeping it: only for images small enough to decode)."""
+    if images.image_format_of(data) == 'png':
+        _check_structure(data, where, damaged)
+    try:
+        image.load()
+    except images.PILLOW_ERRORS as error:
+        raise _Undrawable(UNREADABLE, damaged, f'{where}: corrupt or unreadable image '
+                          f'({type(error).__name__}: {error})') from error
+
+
+def _rgb_at(image: Image.Image, size: Tuple[int, int]) -> Image.Image:
+    """The image as RGB at `size` (Lanczos), converted after reducing where that gives the same
+    pixels (grey), so that no full-size RGB copy of a large grey image is made."""
     if image.mode.startswith('I'):  # 16-bit grey (a PNG's, which Pillow may open as 'I')
-        image = Image.fromarray(np.clip(np.asarray(image).astype(np.int64) >> 8, 0, 255)
-                                .astype(np.uint8))
+        image = Image.fromarray(np.clip(np.asarray(image) >> 8, 0, 255).astype(np.uint8))
+    if image.mode not in ('L', 'RGB'):
+        image = image.convert('RGB')
+    if image.size != size:
+        image = image.resize(size, Image.Resampling.LANCZOS)
     return image.convert('RGB')
-
-
-def _decode_classes(data: bytes, where: str) -> np.ndarray:
-    classes = images.decode_with_pillow(data, where)
-    if classes.mode not in ('L', 'P'):
-        raise AnnotationError(f'{where}: a {classes.mode} image; expected one channel of '
-                              'class indices (mode L or P)')
-    return np.asarray(classes)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -289,7 +556,7 @@ class DrawnBox:
       box: the record's box.
       edges: its edge pixels, in sheet coordinates (the outline lies inside them).
       colour: its outline's colour.
-      text: its label, shown in the tag.
+      text: its label as the tag shows it (shortened in the middle when the image is narrower).
       tag: the tag's rectangle in sheet coordinates (filled with `colour`), or None.
     """
     box: Box
@@ -307,9 +574,11 @@ class Cell:
       where: the record (`<file>: record <i>`).
       origin: (x, y) of the drawn image's top-left pixel in the sheet.
       size: (width, height) of the drawn image.
-      scale: drawn size / stored size.
-      boxes: the boxes as drawn.
+      scale: drawn size / stored size (0 for a marked cell).
+      boxes: the boxes as drawn (the first `MAX_BOXES`).
       captions: each caption line and the (x, y) where its text is drawn.
+      problem: why the record is drawn as a marked cell (a crossed square of
+        min(MIN_SIDE, max_side) pixels saying `problem.kind`), or None.
     """
     where: str
     origin: Tuple[int, int]
@@ -317,6 +586,7 @@ class Cell:
     scale: float
     boxes: List[DrawnBox]
     captions: List[Tuple[str, Tuple[int, int]]]
+    problem: Optional[Problem] = None
 
 
 @dataclasses.dataclass
@@ -327,7 +597,7 @@ class LegendEntry:
       text: what it says ('bird (3)', 'difficult', 'ignore (255)').
       style: 'box' (an outlined swatch in a box colour), 'difficult' (a dashed outline),
         'class' (a swatch filled with a class's palette colour), 'ignore' (filled with
-        `VOID_COLOUR`).
+        `VOID_COLOUR`), 'more' (no swatch: how many classes are not listed).
       colour: the swatch's colour.
       swatch: the swatch's rectangle in sheet coordinates.
     """
@@ -345,6 +615,11 @@ class ContactSheet:
     cells: List[Cell]
     legend: List[LegendEntry]
 
+    @property
+    def problems(self) -> List[Problem]:
+        """Why each marked cell is not drawn, in cell order."""
+        return [cell.problem for cell in self.cells if cell.problem is not None]
+
     def png_bytes(self) -> bytes:
         buffer = io.BytesIO()
         # zlib's default level: `optimize=True` (level 9) took 2.5 times as long on a 16-record
@@ -354,26 +629,37 @@ class ContactSheet:
 
 
 @functools.lru_cache(maxsize=None)
-def _font(size: int) -> ImageFont.ImageFont:
+def _font(size: int) -> Font:
     return ImageFont.load_default(size=size)
 
 
-def _line_height(font: ImageFont.ImageFont) -> int:
+def _line_height(font: Font) -> int:
     left, top, right, bottom = font.getbbox('Ag|')
-    return bottom + 3
+    return int(bottom) + 3
 
 
-def _fit(text: str, width: int, font: ImageFont.ImageFont) -> str:
-    """`text`, shortened in the middle with '…' until it fits `width` pixels."""
-    if font.getlength(text) <= width:
+def _fit(text: str, width: int, font: Font) -> str:
+    """`text`, shortened in the middle with '…' to the most characters that fit `width` pixels.
+
+    However long the text (a record may hold 200 kB of label text), at most `width //
+    MIN_GLYPH_WIDTH` characters are measured, about log2 of that many times: measuring costs
+    about 10 microseconds a character.
+    """
+    most = max(width, 0) // MIN_GLYPH_WIDTH + 1  # more characters cannot fit
+    if len(text) <= most and font.getlength(text) <= width:
         return text
-    keep = len(text)
-    while keep > 1:
-        keep -= 1
-        shortened = text[:(keep + 1) // 2] + '…' + text[len(text) - keep // 2:]
-        if font.getlength(shortened) <= width:
-            return shortened
-    return '…'
+
+    def shortened(keep: int) -> str:
+        return text[:(keep + 1) // 2] + '…' + text[len(text) - keep // 2:]
+
+    fits, too_many = 0, min(len(text), most + 1)  # shortened(0) is '…' alone
+    while too_many - fits > 1:
+        keep = (fits + too_many) // 2
+        if font.getlength(shortened(keep)) <= width:
+            fits = keep
+        else:
+            too_many = keep
+    return shortened(fits)
 
 
 class _Namer:
@@ -399,23 +685,56 @@ def box_colour(label: Optional[int]) -> RGB:
     return BOX_COLOURS[(label or 0) % len(BOX_COLOURS)]
 
 
+class SheetTooLarge(ValueError):
+    """A sheet of more than `MAX_SHEET_PIXELS` pixels: too many records, columns or too large
+    cells asked (a usage error)."""
+
+
+def check_sheet_size(num_records: int, columns: Optional[int] = None,
+                     max_side: int = MAX_SIDE) -> None:
+    """Refuses, before any record is read, numbers that could make a sheet of more than
+    `MAX_SHEET_PIXELS`: `num_records` cells in `columns` columns (at most one per record),
+    each as large as an image drawn with `max_side` can be, with the most caption lines and
+    the longest legend.
+
+    Raises:
+      SheetTooLarge: naming the numbers and the size they could reach.
+    """
+    columns = _columns(num_records, columns)
+    side = max(max_side, 2 * min(MIN_SIDE, max_side) - 1)  # enlarged: under 2 * MIN_SIDE
+    line = _line_height(_font(FONT_SIZE))
+    width = _sheet_width(columns, side)
+    height = _legend_top(num_records, columns, side + 4 + MAX_CAPTION_LINES * line, line) \
+        + _MAX_LEGEND_ENTRIES * line + MARGIN
+    if width * height > MAX_SHEET_PIXELS:
+        raise SheetTooLarge(
+            f'{num_records:,} records in {columns:,} columns of cells up to {side} pixels '
+            f'could make a sheet of {width:,}x{height:,} pixels, more than the '
+            f'{MAX_SHEET_PIXELS:,} drawn at most: ask for fewer records, fewer columns or '
+            'smaller cells')
+
+
 def render(samples: Sequence[Sample], labels_to_names: Optional[Mapping[int, str]] = None,
            ignore_label: int = DEFAULT_IGNORE_LABEL, title: str = '',
            columns: Optional[int] = None, max_side: int = MAX_SIDE) -> ContactSheet:
     """Draws decoded records into a contact sheet (see the module docstring).
 
     Args:
-      samples: the records, from `read_samples`.
+      samples: the records, from `read_samples` (with the same `max_side`).
       labels_to_names: label id -> name.
       ignore_label: the segmentation label drawn as `VOID_COLOUR`.
       title: the line above the cells.
-      columns: cells per row; by default about the square root of their number.
+      columns: cells per row (at most one per record); by default about the square root
+        of their number.
       max_side: the longest side of a drawn image (larger images are reduced to it).
+
+    Raises:
+      SheetTooLarge: the sheet would have more than `MAX_SHEET_PIXELS` pixels.
     """
     if not samples:
         raise ValueError('no records to draw')
     namer = _Namer(labels_to_names or {})
-    columns = columns or math.ceil(math.sqrt(len(samples)))
+    columns = _columns(len(samples), columns)
     font = _font(FONT_SIZE)
     line = _line_height(font)
     drawn = [_draw_record(sample, namer, ignore_label, max_side) for sample in samples]
@@ -423,13 +742,15 @@ def render(samples: Sequence[Sample], labels_to_names: Optional[Mapping[int, str
     cell_width = max(image.width for image, _, _ in drawn)
     image_height = max(image.height for image, _, _ in drawn)
     cell_height = image_height + 4 + line * max(len(lines) for lines in captions)
-    rows = math.ceil(len(samples) / columns)
-    width = 2 * MARGIN + columns * cell_width + (columns - 1) * GUTTER
+    width = _sheet_width(columns, cell_width)
     cells_top = MARGIN + line + GUTTER // 2
-    legend_top = cells_top + rows * cell_height + (rows - 1) * GUTTER + GUTTER
+    legend_top = _legend_top(len(samples), columns, cell_height, line)
     legend = _legend_entries(samples, drawn, namer, ignore_label)
     legend_lines = _place_legend(legend, width, legend_top, line)
     height = legend_top + legend_lines * line + MARGIN - (0 if legend_lines else GUTTER)
+    if width * height > MAX_SHEET_PIXELS:
+        raise SheetTooLarge(f'the sheet would be {width:,}x{height:,} pixels, more than the '
+                            f'{MAX_SHEET_PIXELS:,} drawn at most')
     sheet = Image.new('RGB', (width, height), BACKGROUND)
     draw = ImageDraw.Draw(sheet)
     draw.text((MARGIN, MARGIN), _fit(title, width - 2 * MARGIN, font), fill=TEXT, font=font)
@@ -444,9 +765,23 @@ def render(samples: Sequence[Sample], labels_to_names: Optional[Mapping[int, str
         placed = _draw_captions(draw, lines, cell_x, cell_y + image_height + 4, cell_width)
         cells.append(Cell(where=sample.annotations.where, origin=origin, size=image.size,
                           scale=scale, boxes=[_shifted(box, origin) for box in boxes],
-                          captions=placed))
+                          captions=placed, problem=sample.problem))
     _draw_legend(draw, legend, font)
     return ContactSheet(sheet, title, cells, legend)
+
+
+def _columns(num_cells: int, columns: Optional[int]) -> int:
+    return min(columns or math.ceil(math.sqrt(num_cells)), num_cells)
+
+
+def _sheet_width(columns: int, cell_width: int) -> int:
+    return 2 * MARGIN + columns * cell_width + (columns - 1) * GUTTER
+
+
+def _legend_top(num_cells: int, columns: int, cell_height: int, line: int) -> int:
+    rows = math.ceil(num_cells / columns)
+    cells_top = MARGIN + line + GUTTER // 2
+    return cells_top + rows * cell_height + (rows - 1) * GUTTER + GUTTER
 
 
 def _draw_captions(draw: ImageDraw.ImageDraw, lines: Sequence[Tuple[str, RGB]], left: int,
@@ -463,21 +798,14 @@ def _draw_captions(draw: ImageDraw.ImageDraw, lines: Sequence[Tuple[str, RGB]], 
     return placed
 
 
-def _scaled(sample: Sample, max_side: int) -> Tuple[Image.Image, Optional[np.ndarray], float]:
-    """The image (and class map) at the size drawn, and the scale."""
-    image = sample.image
-    longest = max(image.size)
-    min_side = min(MIN_SIDE, max_side)
-    if longest < min_side:
-        scale = float(math.ceil(min_side / longest))
-        resample = Image.Resampling.NEAREST
-    elif longest > max_side:
-        scale = max_side / longest
-        resample = Image.Resampling.LANCZOS
-    else:
-        return image, sample.classes, 1.0
-    size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+def _scaled(image: Image.Image, sample: Sample, max_side: int
+            ) -> Tuple[Image.Image, Optional[np.ndarray], float]:
+    """The sample's image (and class map) at the size drawn, and the scale."""
+    scale, size = drawn_size(sample.stored_size, max_side)
     classes = sample.classes
+    if image.size == size:  # reduced when decoded, or drawn as stored
+        return image, classes, scale
+    resample = Image.Resampling.NEAREST if scale > 1 else Image.Resampling.LANCZOS
     if classes is not None:
         classes = np.asarray(Image.fromarray(classes).resize(size, Image.Resampling.NEAREST))
     return image.resize(size, resample), classes, scale
@@ -485,11 +813,17 @@ def _scaled(sample: Sample, max_side: int) -> Tuple[Image.Image, Optional[np.nda
 
 def _draw_record(sample: Sample, namer: _Namer, ignore_label: int, max_side: int
                  ) -> Tuple[Image.Image, List[DrawnBox], float]:
-    """The record's image as drawn in its cell, its boxes (in image coordinates), the scale."""
-    image, classes, scale = _scaled(sample, max_side)
+    """The record's image as drawn in its cell, its boxes (in image coordinates), the scale;
+    a marked square for a record that cannot be drawn."""
+    if sample.problem is not None:
+        return _marked(sample.problem, min(MIN_SIDE, max_side)), [], 0.0
+    assert sample.image is not None, 'a sample without a problem has its image'
+    image, classes, scale = _scaled(sample.image, sample, max_side)
     if classes is not None:
         image = _blend_classes(image, classes, ignore_label)
     draw = ImageDraw.Draw(image)
+    tag_font = _font(TAG_FONT_SIZE)
+    fitted: Dict[str, str] = {}  # the tags as shown: boxes of one class share theirs
     boxes = []
     for box in sample.annotations.boxes:
         edges = box_edges(box, image.size)
@@ -498,12 +832,34 @@ def _draw_record(sample: Sample, namer: _Namer, ignore_label: int, max_side: int
         text = namer.name(box.label, box.text)
         if box.difficult:  # said in words too: a small box's dashes do not show
             text = f'{text} (difficult)' if text else 'difficult'
-        boxes.append(DrawnBox(box, edges, colour, text, None))
+        if text not in fitted:
+            fitted[text] = _fit(text, image.width - 5, tag_font)
+        boxes.append(DrawnBox(box, edges, colour, fitted[text], None))
     placed: List[Rect] = []
     for drawn in boxes:  # tags after every outline, so that no outline crosses a tag's text
         drawn.tag = _draw_tag(draw, drawn, image.size, placed)
         placed += [drawn.tag] if drawn.tag else []
     return image, boxes, scale
+
+
+def _marked(problem: Problem, side: int) -> Image.Image:
+    """A square crossed in the colour of the problem's kind, saying the kind."""
+    colour = PROBLEM_COLOURS[problem.kind]
+    image = Image.new('RGB', (side, side), MARKED_BACKGROUNDS[problem.kind])
+    draw = ImageDraw.Draw(image)
+    last = side - 1
+    draw.line((0, 0, last, last), fill=colour, width=BOX_LINE_WIDTH)
+    draw.line((0, last, last, 0), fill=colour, width=BOX_LINE_WIDTH)
+    draw.rectangle((0, 0, last, last), outline=colour, width=BOX_LINE_WIDTH)
+    font = _font(FONT_SIZE)
+    band_top = (side - _line_height(font)) // 2
+    if band_top > BOX_LINE_WIDTH:  # else too small for words (a --size of a few pixels)
+        text = _fit(problem.kind, side - 2 * BOX_LINE_WIDTH - 4, font)
+        draw.rectangle((BOX_LINE_WIDTH, band_top, last - BOX_LINE_WIDTH,
+                        band_top + _line_height(font)), fill=BACKGROUND)
+        draw.text(((side - round(font.getlength(text))) // 2, band_top + 1), text,
+                  fill=colour, font=font)
+    return image
 
 
 def _blend_classes(image: Image.Image, classes: np.ndarray, ignore_label: int) -> Image.Image:
@@ -572,18 +928,24 @@ def _text_colour_on(colour: RGB) -> RGB:
 def _shifted(drawn: DrawnBox, origin: Tuple[int, int]) -> DrawnBox:
     x, y = origin
 
-    def shift(rect: Optional[Rect]) -> Optional[Rect]:
-        return None if rect is None else (rect[0] + x, rect[1] + y, rect[2] + x, rect[3] + y)
+    def shift(rect: Rect) -> Rect:
+        return rect[0] + x, rect[1] + y, rect[2] + x, rect[3] + y
 
-    return dataclasses.replace(drawn, edges=shift(drawn.edges), tag=shift(drawn.tag))
+    return dataclasses.replace(drawn, edges=shift(drawn.edges),
+                               tag=None if drawn.tag is None else shift(drawn.tag))
 
 
 def _captions(sample: Sample, namer: _Namer) -> List[Tuple[str, RGB]]:
-    """The caption lines under a record: its class (if any), then where it is."""
+    """The caption lines under a record (at most `MAX_CAPTION_LINES`): its class (if any),
+    why it is not drawn or how many boxes are not (if so), then where it is."""
     found = sample.annotations
     lines = []
     if found.class_label is not None:
         lines.append((namer.with_id(found.class_label, found.class_text), TEXT))
+    if sample.problem is not None:
+        lines.append((sample.problem.text, PROBLEM_COLOURS[sample.problem.kind]))
+    elif sample.num_boxes > MAX_BOXES:
+        lines.append((f'{MAX_BOXES}/{sample.num_boxes:,} boxes', SECONDARY_TEXT))
     path, _, record = found.where.rpartition(': record ')
     lines.append((f'{_short_file_name(path)} #{record}', SECONDARY_TEXT))
     return lines
@@ -597,32 +959,41 @@ def _short_file_name(path: str) -> str:
 def _legend_entries(samples: Sequence[Sample], drawn: Sequence[Tuple[Image.Image,
                                                                       List[DrawnBox], float]],
                     namer: _Namer, ignore_label: int) -> List[LegendEntry]:
-    """Box classes, the difficult style, segmentation classes and ignore, as present."""
+    """Box classes, the difficult style, segmentation classes and ignore, as present (at most
+    `MAX_LEGEND_CLASSES` of each kind of class, then how many more there are)."""
     boxes = [box for _, cell_boxes, _ in drawn for box in cell_boxes]
     entries = []
     labels = sorted({box.box.label for box in boxes if box.box.label is not None})
     stored_texts = {box.box.label: box.box.text for box in boxes}
-    entries += [LegendEntry(namer.with_id(label, stored_texts[label]), 'box', box_colour(label))
-                for label in labels]
+    entries += _at_most([LegendEntry(namer.with_id(label, stored_texts[label]), 'box',
+                                     box_colour(label)) for label in labels])
     if any(box.box.label is None for box in boxes):
         entries.append(LegendEntry('no label', 'box', box_colour(None)))
     if any(box.box.difficult for box in boxes):
         entries.append(LegendEntry('difficult', 'difficult', SECONDARY_TEXT))
-    present = sorted(set().union(*(np.unique(sample.classes).tolist() for sample in samples
-                                   if sample.classes is not None)))
-    entries += [LegendEntry(namer.with_id(label), 'class', tuple(_PALETTE[label].tolist()))
-                for label in present if label != ignore_label]
+    present = sorted(set().union(*(sample.class_ids for sample in samples)))
+    entries += _at_most([LegendEntry(namer.with_id(label), 'class',
+                                     tuple(_PALETTE[label].tolist()))
+                         for label in present if label != ignore_label])
     if ignore_label in present:
         entries.append(LegendEntry(f'ignore ({ignore_label})', 'ignore', VOID_COLOUR))
     return entries
 
 
-def _entry_width(entry: LegendEntry, font: ImageFont.ImageFont) -> int:
+def _at_most(entries: List[LegendEntry]) -> List[LegendEntry]:
+    if len(entries) <= MAX_LEGEND_CLASSES:
+        return entries
+    more = len(entries) - MAX_LEGEND_CLASSES
+    return entries[:MAX_LEGEND_CLASSES] + [LegendEntry(f'and {more:,} more', 'more',
+                                                       SECONDARY_TEXT)]
+
+
+def _entry_width(entry: LegendEntry, font: Font) -> int:
     return _swatch_width(entry) + 6 + round(font.getlength(entry.text)) + 18
 
 
 def _swatch_width(entry: LegendEntry) -> int:
-    return 2 * SWATCH if entry.style == 'difficult' else SWATCH
+    return {'difficult': 2 * SWATCH, 'more': 0}.get(entry.style, SWATCH)
 
 
 def _place_legend(entries: Sequence[LegendEntry], width: int, top: int, line: int) -> int:
@@ -631,6 +1002,7 @@ def _place_legend(entries: Sequence[LegendEntry], width: int, top: int, line: in
     font = _font(FONT_SIZE)
     x, row = MARGIN, 0
     for entry in entries:
+        entry.text = _fit(entry.text, width - 2 * MARGIN - _swatch_width(entry) - 24, font)
         entry_width = _entry_width(entry, font)
         if x > MARGIN and x + entry_width > width - MARGIN:
             x, row = MARGIN, row + 1
@@ -641,14 +1013,15 @@ def _place_legend(entries: Sequence[LegendEntry], width: int, top: int, line: in
 
 
 def _draw_legend(draw: ImageDraw.ImageDraw, entries: Sequence[LegendEntry],
-                 font: ImageFont.ImageFont) -> None:
+                 font: Font) -> None:
     for entry in entries:
         if entry.style in ('box', 'difficult'):
             _draw_outline(draw, entry.swatch, entry.colour, dashed=entry.style == 'difficult')
-        else:
+        elif entry.style != 'more':
             draw.rectangle(entry.swatch, fill=entry.colour, outline=SWATCH_BORDER)
         text_top = entry.swatch[1] - (_line_height(font) - SWATCH) // 2
-        draw.text((entry.swatch[2] + 6, text_top), entry.text, fill=TEXT, font=font)
+        draw.text((entry.swatch[2] + 6, text_top), entry.text,
+                  fill=SECONDARY_TEXT if entry.style == 'more' else TEXT, font=font)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -656,21 +1029,36 @@ def _draw_legend(draw: ImageDraw.ImageDraw, entries: Sequence[LegendEntry],
 
 def contact_sheet(paths: Sequence[str], num_records: int = 16, split: Optional[str] = None,
                   columns: Optional[int] = None, max_side: int = MAX_SIDE,
-                  compression: Optional[str] = tfrecord.AUTO) -> ContactSheet:
+                  compression: Optional[str] = tfrecord.AUTO,
+                  max_pixels: int = DEFAULT_MAX_PIXELS) -> ContactSheet:
     """The contact sheet of the first `num_records` records that `paths` name.
 
     Args:
       paths: dataset folders, record files or globs (see `select_records`).
       num_records: how many records to draw (fewer if there are fewer).
-      split: the split of a dataset folder to show (default: the first one).
-      columns: cells per row.
+      split: the split of a dataset folder to show (default: see `select_records`).
+      columns: cells per row (at most `num_records`).
       max_side: the longest side of a drawn image.
       compression: as for `tfrecord.iter_records`.
+      max_pixels: the most pixels decoded for one image; a larger one is drawn as a
+        marked cell (`ContactSheet.problems` says why).
 
-    In a notebook, `contact_sheet(['out/voc2007']).image` displays the picture.
+    Memory holds the sheet (at most `MAX_SHEET_PIXELS`), one decoded image (at most
+    `max_pixels`) and the record being read. In a notebook, `contact_sheet(['out/voc2007'])
+    .image` displays the picture.
+
+    Raises:
+      SelectionError: the paths or split name nothing to show.
+      SheetTooLarge: `num_records`, `columns` and `max_side` could make a sheet larger than
+        `MAX_SHEET_PIXELS` (refused before reading).
+      tfrecord.TFRecordError: a file is not a TFRecord file, or is damaged.
+      ValueError: `max_pixels` is not positive, or the files hold no records.
     """
+    if max_pixels < 1:
+        raise ValueError(f'max_pixels must be at least 1, got {max_pixels}')
+    check_sheet_size(num_records, columns, max_side)
     selection = select_records(paths, split)
-    samples = read_samples(selection.files, num_records, compression)
+    samples = read_samples(selection.files, num_records, compression, max_side, max_pixels)
     if not samples:
         raise ValueError(f'no records in {", ".join(selection.files)}')
     return render(samples, selection.labels_to_names, selection.ignore_label,

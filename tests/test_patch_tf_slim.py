@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from slimdata.cli import patch_tf_slim as command
 from test_tf_slim_suite import SUITE, TF_SLIM_DATA_DIR
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'benchmarks'))
@@ -191,10 +192,12 @@ def test_install_status_uninstall(tmp_path):
 
     installed = run(python, *HOOK_COMMAND, 'install')
     assert f'installed {hook}' in installed.stdout
-    assert hook.read_text().splitlines()[-1] == \
-        'import slimdata.tf_slim_hook; slimdata.tf_slim_hook.install()'
-    again = run(python, *HOOK_COMMAND, 'install', check=False)
-    assert again.returncode == 1 and 'already installed' in again.stderr
+    assert hook.read_text() == command.HOOK_TEXT
+    written = hook.read_text()
+    again = run(python, *HOOK_COMMAND, 'install')  # idempotent: says so, checks, exit 0
+    assert again.stdout.startswith(f'the hook is installed already: {hook}\n')
+    assert '(checked; this one is not patched)' in again.stdout
+    assert hook.read_text() == written
 
     # Start-up loads the small hook module and nothing else (TensorFlow comes with tf_slim).
     assert start_up_modules(python) - modules_before == {'slimdata', 'slimdata.tf_slim_hook'}
@@ -213,6 +216,44 @@ def test_install_status_uninstall(tmp_path):
     assert f'hook: not installed (it would be {hook})' in status.stdout
     assert 'the hook is not active' in status.stdout
     assert 'tf_slim: not patched in this interpreter' in status.stdout
+
+
+# The line `slimdata patch-tf-slim install` wrote up to 0.2.0.
+OLD_HOOK_LINE = 'import slimdata.tf_slim_hook; slimdata.tf_slim_hook.install()\n'
+
+
+@pytest.mark.slow
+def test_install_rewrites_a_hook_file_written_otherwise(tmp_path):
+    python = make_environment(tmp_path / 'env')
+    hook = hook_file(python)
+    hook.write_text(OLD_HOOK_LINE)
+    installed = run(python, *HOOK_COMMAND, 'install')
+    assert installed.stdout.startswith(f'updated {hook} (it was not as this slimdata writes '
+                                       'it)\n')
+    assert hook.read_text() == command.HOOK_TEXT
+    assert 'tf_slim: patched in this interpreter' in run(python, *HOOK_COMMAND, 'status').stdout
+
+
+@pytest.mark.slow
+def test_hook_does_nothing_once_slimdata_is_gone(tmp_path):
+    python = make_environment(tmp_path / 'env')
+    hook = hook_file(python)
+    run(python, *HOOK_COMMAND, 'install')
+    # As after `pip uninstall slimdata`: the environment no longer sees slimdata (nor this
+    # venv), and the hook file stays.
+    (hook.parent / '_project_venv.pth').unlink()
+    elsewhere = tmp_path / 'elsewhere'  # not the repository: `import slimdata` must fail
+    elsewhere.mkdir()
+    gone = run(python, '-c', 'import slimdata', cwd=elsewhere, check=False)
+    assert "No module named 'slimdata'" in gone.stderr
+    started = run(python, '-c', 'import sys; print(sorted(m for m in sys.modules '
+                                'if m.startswith("slimdata")))', cwd=elsewhere)
+    assert (started.stdout, started.stderr) == ('[]\n', '')
+    # The control: the line written up to 0.2.0 printed a traceback at every start.
+    hook.write_text(OLD_HOOK_LINE)
+    started = run(python, '-c', 'pass', cwd=elsewhere)
+    assert 'Error processing line 1' in started.stderr
+    assert "ModuleNotFoundError: No module named 'slimdata'" in started.stderr
 
 
 @pytest.mark.slow

@@ -326,6 +326,241 @@ def test_16_bit_grey_images_show_their_top_8_bits(tmp_path):
 
 
 # ----------------------------------------------------------------------------------------------
+# large images, records that cannot be drawn, long texts, many boxes
+
+def blocks_image(width, height, block):
+    """Squares of `block` pixels in random colours: shifted by one drawn pixel, the reduced
+    picture differs by 7.7 levels on average; decoded at 1/8 by libjpeg, by 1."""
+    colours = np.random.default_rng(5).integers(0, 256, (height // block + 1,
+                                                         width // block + 1, 3), np.uint8)
+    rows, columns = np.mgrid[0:height, 0:width]
+    return colours[rows // block, columns // block]
+
+
+def cell_pixels(sheet, cell):
+    (x0, y0), (w, h) = cell.origin, cell.size
+    return pixels_of(sheet)[y0:y0 + h, x0:x0 + w]
+
+
+def test_large_png_is_reduced_exactly_as_pillow_reduces_it(tmp_path):
+    pixels = np.random.default_rng(2).integers(0, 256, (400, 600, 3), dtype=np.uint8)
+    sheet = sheet_of(tmp_path, [example(image__encoded=png(pixels), image__class__label=0)])
+    cell, = sheet.cells
+    assert cell.size == (256, 171) and cell.scale == pytest.approx(256 / 600)
+    expected = Image.fromarray(pixels).resize(cell.size, Image.Resampling.LANCZOS)
+    assert np.array_equal(cell_pixels(sheet, cell), np.asarray(expected))
+
+
+def test_large_jpeg_is_decoded_at_reduced_size_and_drawn_as_its_full_decode_reduced(tmp_path):
+    pixels = blocks_image(2400, 1800, block=120)
+    encoded = tf.io.encode_jpeg(pixels, quality=95).numpy()
+    path = write_with_tf(tmp_path / 'j.tfrecord', [example(image__encoded=encoded,
+                                                           image__format=b'jpeg')])
+    # 1,000,000 pixels: less than the image's 4,320,000, more than the 300x225 that libjpeg
+    # decodes at 1/8 for a 256x192 cell.
+    sheet = show.contact_sheet([path], max_pixels=1_000_000)
+    cell, = sheet.cells
+    assert cell.problem is None and cell.size == (256, 192)
+    # TensorFlow's full decode, reduced by Pillow: the same picture, within JPEG's rounding.
+    full = tf.io.decode_jpeg(encoded).numpy()
+    expected = np.asarray(Image.fromarray(full).resize(cell.size, Image.Resampling.LANCZOS))
+    difference = np.abs(cell_pixels(sheet, cell).astype(int) - expected)
+    assert difference.mean() < 2 and np.percentile(difference, 99) <= 12, (
+        difference.mean(), np.percentile(difference, 99))
+    # Under 67,500 pixels even the reduced decode is too many: the cell is marked.
+    sheet = show.contact_sheet([path], max_pixels=60_000)
+    problem, = sheet.problems
+    assert problem.kind == show.TOO_LARGE and problem.text == '2400x1800 pixels'
+    assert problem.message == (f"{path}: record 0, key 'image/encoded': 2400x1800 pixels, "
+                               'over the limit of 60,000 pixels decoded per image (decoded '
+                               'at 300x225)')
+
+
+def test_segmentation_reduced_mixes_the_reduced_image_with_the_nearest_class(tmp_path):
+    rng = np.random.default_rng(3)
+    image = rng.integers(0, 256, (384, 512, 3), dtype=np.uint8)
+    classes = np.zeros((384, 512), np.uint8)
+    classes[40:200, 100:300] = 1
+    classes[250:380, 7:90] = 15
+    classes[::7, :] = 255
+    sheet = sheet_of(tmp_path, [segmentation_record(image, classes)])
+    cell, = sheet.cells
+    assert cell.size == (256, 192)
+    colours = np.zeros((256, 3), np.int64)
+    for label, colour in VOC_COLOURS.items():
+        colours[label] = colour
+    reduced = np.asarray(Image.fromarray(image).resize(cell.size, Image.Resampling.LANCZOS),
+                         np.int64)
+    nearest = np.asarray(Image.fromarray(classes).resize(cell.size, Image.Resampling.NEAREST))
+    expected = (reduced + colours[nearest] + 1) // 2
+    expected[nearest == 255] = VOC_COLOURS[255]
+    assert np.array_equal(cell_pixels(sheet, cell), expected)
+    assert [entry.text for entry in sheet.legend] == ['0', '1', '15', 'ignore (255)']
+
+
+def marked_cell_check(sheet, cell, kind):
+    """The cell is a square of min(MIN_SIDE, MAX_SIDE) crossed in its kind's colour."""
+    side = min(show.MIN_SIDE, show.MAX_SIDE)
+    assert cell.size == (side, side) and cell.boxes == []
+    drawn = cell_pixels(sheet, cell)
+    colour, background = show.PROBLEM_COLOURS[kind], show.MARKED_BACKGROUNDS[kind]
+    for i in (5, 30, side - 10):  # on both diagonals, away from the middle band
+        assert tuple(drawn[i, i]) == colour and tuple(drawn[i, side - 1 - i]) == colour
+    for x, y in ((40, 10), (10, 40), (side - 40, side - 10)):
+        assert tuple(drawn[y, x]) == background
+    assert tuple(drawn[0, side // 2]) == colour  # the frame
+    problem_line, = [text for text, _ in cell.captions if text == cell.problem.text]
+    assert problem_line
+
+
+def test_records_that_cannot_be_drawn_are_marked_cells(tmp_path):
+    big = png(np.zeros((300, 400, 3), np.uint8))
+    records = [example(image__encoded=b'\xff\xd8\xff not a JPEG', image__class__label=4),
+               example(image__encoded=big), example(image__encoded=grey_image(8, 8))]
+    path = write_with_tf(tmp_path / 'mixed.tfrecord', records)
+    sheet = show.contact_sheet([path], max_pixels=100_000)
+    unreadable, too_large, good = sheet.cells
+    assert [problem.kind for problem in sheet.problems] == [show.UNREADABLE, show.TOO_LARGE]
+    marked_cell_check(sheet, unreadable, show.UNREADABLE)
+    assert [text for text, _ in unreadable.captions] == ['4', 'corrupt image', 'mixed #0']
+    assert unreadable.problem.message.startswith(
+        f"{path}: record 0, key 'image/encoded' is not a readable JPEG")
+    marked_cell_check(sheet, too_large, show.TOO_LARGE)
+    assert too_large.problem.message == (f"{path}: record 1, key 'image/encoded': 400x300 "
+                                         'pixels, over the limit of 100,000 pixels decoded '
+                                         'per image')
+    assert good.problem is None and np.all(cell_pixels(sheet, good) == GREY)
+
+
+@pytest.mark.parametrize('max_side', [1, 2, 20])
+def test_a_marked_cell_at_a_size_of_a_few_pixels_is_a_crossed_square(tmp_path, max_side):
+    records = [example(image__encoded=b'not an image'), detection_record(40, 30, [(*BOX, 3, 1)])]
+    sheet = sheet_of(tmp_path, records, max_side=max_side)
+    marked, boxes = sheet.cells
+    assert marked.size == (max_side, max_side) and marked.problem.kind == show.UNREADABLE
+    assert tuple(pixels_of(sheet)[marked.origin[1], marked.origin[0]]) == \
+        show.PROBLEM_COLOURS[show.UNREADABLE]
+    assert boxes.size == (max_side, round(30 * max_side / 40) or 1)
+
+
+def test_class_map_over_the_pixel_limit_is_not_decoded(tmp_path):
+    sheet = sheet_of(tmp_path, [segmentation_record(np.zeros((300, 200, 3)),
+                                                    np.zeros((300, 200)))], max_pixels=50_000)
+    problem, = sheet.problems
+    assert problem.kind == show.TOO_LARGE  # the image itself, 60,000 pixels, first
+    sheet = sheet_of(tmp_path, [segmentation_record(np.zeros((30, 20, 3)), np.zeros((30, 20)))],
+                     name='small.tfrecord', max_pixels=599)
+    problem, = sheet.problems
+    assert "key 'image/encoded': 20x30 pixels, over the limit of 599" in problem.message
+
+
+def reference_fit(text, width, font):
+    """The shortening `show` documents, by trying every length from the longest down."""
+    if font.getlength(text) <= width:
+        return text
+    for keep in range(len(text) - 1, 0, -1):
+        shortened = text[:(keep + 1) // 2] + '…' + text[len(text) - keep // 2:]
+        if font.getlength(shortened) <= width:
+            return shortened
+    return '…'
+
+
+@pytest.mark.parametrize('text', ['short', 'voc_2007_trainval_000.tfrecord #12',
+                                  'WiiiiiiiiiiiiiiiiiiWWWWWWWWWWWiiiiiiiiiiiiiii.,;:!' * 3])
+@pytest.mark.parametrize('width', [0, 7, 40, 128, 256])
+def test_text_is_shortened_to_the_longest_middle_cut_that_fits(text, width):
+    font = ImageFont.load_default(size=show.FONT_SIZE)
+    assert show._fit(text, width, font) == reference_fit(text, width, font)
+
+
+def test_200_kb_of_label_text_is_shortened_to_fit(tmp_path):
+    text = 'a' * 100_000 + 'b' * 100_000
+    record = example(image__encoded=grey_image(64, 48), image__class__label=1,
+                     image__class__text=text.encode(), image__object__bbox__ymin=[0.1],
+                     image__object__bbox__xmin=[0.1], image__object__bbox__ymax=[0.9],
+                     image__object__bbox__xmax=[0.9], image__object__bbox__label=[2],
+                     image__object__bbox__label_text=[text.encode()])
+    sheet = sheet_of(tmp_path, [record])
+    cell, = sheet.cells
+    font = ImageFont.load_default(size=show.FONT_SIZE)
+    caption = cell.captions[0][0]
+    assert re.fullmatch(r'a+…b+ \(1\)', caption) and font.getlength(caption) <= cell.size[0]
+    tag = cell.boxes[0].text
+    assert re.fullmatch(r'a+…b+', tag)
+    legend_text = sheet.legend[0].text
+    assert re.fullmatch(r'a+…b+ \(2\)', legend_text)
+    assert font.getlength(legend_text) <= sheet.image.width
+
+
+def test_boxes_beyond_the_most_drawn_are_counted_and_the_legend_is_capped(tmp_path):
+    num_boxes = show.MAX_BOXES + 50
+    fractions = np.linspace(0, 0.5, num_boxes).tolist()
+    record = example(image__encoded=grey_image(64, 48),
+                     image__object__bbox__ymin=fractions, image__object__bbox__xmin=fractions,
+                     image__object__bbox__ymax=[0.9] * num_boxes,
+                     image__object__bbox__xmax=[0.9] * num_boxes,
+                     image__object__bbox__label=list(range(num_boxes)))
+    sheet = sheet_of(tmp_path, [record])
+    cell, = sheet.cells
+    assert [drawn.box.label for drawn in cell.boxes] == list(range(show.MAX_BOXES))
+    assert cell.captions[0][0] == f'{show.MAX_BOXES}/{num_boxes} boxes'
+    box_entries = [entry for entry in sheet.legend if entry.style == 'box']
+    assert [entry.text for entry in box_entries] == [
+        str(label) for label in range(show.MAX_LEGEND_CLASSES)]
+    assert sheet.legend[-1].text == f'and {show.MAX_BOXES - show.MAX_LEGEND_CLASSES} more'
+
+
+def test_a_sample_keeps_no_more_of_a_record_than_is_drawn():
+    # However large a record's texts and box lists, the samples of a sheet stay small.
+    num_boxes = 1000
+    long_text = 'é' * 100_000
+    record = example(image__encoded=grey_image(8, 8), image__class__label=1,
+                     image__class__text=long_text.encode(),
+                     image__object__bbox__ymin=[0.1] * num_boxes,
+                     image__object__bbox__xmin=[0.1] * num_boxes,
+                     image__object__bbox__ymax=[0.9] * num_boxes,
+                     image__object__bbox__xmax=[0.9] * num_boxes,
+                     image__object__bbox__label_text=[long_text.encode()] * num_boxes)
+    sample = show.decode_record(record, 'r: record 0')
+    kept = sample.annotations
+    assert (kept.image, sample.num_boxes, len(kept.boxes)) == (b'', num_boxes, show.MAX_BOXES)
+    end = 'é' * show.TEXT_END
+    assert kept.class_text == end + '…' + end
+    assert {box.text for box in kept.boxes} == {end + '…' + end}
+
+
+def test_columns_are_at_most_one_per_record(tmp_path):
+    path = write_with_tf(tmp_path / 'two.tfrecord',
+                         [example(image__encoded=grey_image(8, 8))] * 2)
+    wide = show.contact_sheet([path], columns=100_000)
+    assert np.array_equal(pixels_of(wide), pixels_of(show.contact_sheet([path], columns=2)))
+
+
+def test_sheet_size_is_checked_before_reading_against_a_bound_of_the_real_size(tmp_path,
+                                                                           monkeypatch):
+    show.check_sheet_size(16)
+    with pytest.raises(show.SheetTooLarge, match='100,000 records in 317 columns of cells up '
+                                                 'to 256 pixels could make a sheet of'):
+        show.check_sheet_size(100_000)
+    with pytest.raises(show.SheetTooLarge, match='1 records in 1 columns of cells up to '
+                                                 '100000 pixels'):
+        show.check_sheet_size(1, max_side=100_000)
+    # The bound covers a real sheet: tall images (enlarged to just under 2 * MIN_SIDE), three
+    # caption lines and the longest legend.
+    num_boxes = show.MAX_BOXES + 1
+    tall = example(image__encoded=grey_image(1, show.MIN_SIDE - 1), image__class__label=1,
+                   image__object__bbox__ymin=[0.0] * num_boxes,
+                   image__object__bbox__xmin=[0.0] * num_boxes,
+                   image__object__bbox__ymax=[1.0] * num_boxes,
+                   image__object__bbox__xmax=[1.0] * num_boxes,
+                   image__object__bbox__label=list(range(num_boxes)))
+    sheet = sheet_of(tmp_path, [tall] * 3, columns=2, max_side=64)
+    monkeypatch.setattr(show, 'MAX_SHEET_PIXELS', sheet.image.width * sheet.image.height - 1)
+    with pytest.raises(show.SheetTooLarge):
+        show.check_sheet_size(3, 2, max_side=64)
+
+
+# ----------------------------------------------------------------------------------------------
 # which records
 
 def test_first_n_records_in_file_order(tmp_path):
@@ -372,9 +607,51 @@ def test_split_of_a_folder_of_the_original_scripts_files(tmp_path):
     for split in ('train', 'trainval', 'test'):
         write_with_tf(tmp_path / f'voc_2007_{split}_000.tfrecord',
                       [example(image__encoded=grey_image(8, 8))])
-    selection = show.select_records([str(tmp_path)], 'train')
-    assert selection.files == [str(tmp_path / 'voc_2007_train_000.tfrecord')]
-    assert len(show.select_records([str(tmp_path)]).files) == 3
+    train = [str(tmp_path / 'voc_2007_train_000.tfrecord')]
+    assert show.select_records([str(tmp_path)], 'train').files == train
+    assert show.select_records([str(tmp_path)], 'test').files == [
+        str(tmp_path / 'voc_2007_test_000.tfrecord')]
+    default = show.select_records([str(tmp_path)])  # 'test' sorts first: train is the default
+    assert (default.files, default.title) == (train, f'{tmp_path} (split train)')
+    (tmp_path / 'voc_2007_train_000.tfrecord').unlink()
+    assert len(show.select_records([str(tmp_path)]).files) == 2  # no train files: all of them
+
+
+def write_splits(folder, splits):
+    """A dataset folder whose dataset_info.json lists `splits` in that order; the records of
+    split number i have label i."""
+    folder.mkdir()
+    shards = {}
+    for label, split in enumerate(splits):
+        name = f'{split}-00000-of-00001.tfrecord'
+        write_with_tf(folder / name, [example(image__encoded=grey_image(8, 8),
+                                              image__class__label=label)])
+        shards[split] = [{'file': name, 'num_records': 1}]
+    dataset_info.write_dataset_info(str(folder), 'toy', shards)
+    return folder
+
+
+@pytest.mark.parametrize('splits, shown', [
+    (['test', 'train', 'validation'], 'train'),  # train, wherever it is listed
+    (['trainval'], 'trainval'),  # the only split
+], ids=['train', 'only'])
+def test_default_split_is_train_else_the_only_one(tmp_path, splits, shown):
+    folder = write_splits(tmp_path / 'ds', splits)
+    sheet = show.contact_sheet([str(folder)])
+    assert sheet.title == f'{folder} (split {shown})'
+    assert [cell.captions[0][0] for cell in sheet.cells] == [str(splits.index(shown))]
+
+
+def test_several_splits_and_no_train_is_a_usage_error_listing_them(tmp_path, capsys):
+    folder = write_splits(tmp_path / 'voc', ['test', 'trainval'])
+    status, _, err = run(capsys, 'show', str(folder), '-o', str(tmp_path / 'x.png'))
+    assert status == 2
+    assert (f'{folder} holds the splits test, trainval and none is \'train\': choose one '
+            'with --split') in err
+    assert not (tmp_path / 'x.png').exists()
+    status, _, _ = run(capsys, 'show', str(folder), '--split', 'test', '-o',
+                       str(tmp_path / 'x.png'))
+    assert status == 0
 
 
 # ----------------------------------------------------------------------------------------------
@@ -458,13 +735,22 @@ def test_a_file_that_is_not_a_tfrecord(tmp_path, capsys):
     (example(image__encoded=grey_image(8, 8), image__segmentation__class__encoded=grey_image(8, 8)),
      "record 1, key 'image/segmentation/class/encoded': a RGB image; expected one channel"),
 ], ids=['not an Example', 'no image', 'bad image', 'box lists', 'map size', 'RGB map'])
-def test_records_that_cannot_be_shown_are_named(tmp_path, capsys, record, message):
+def test_records_that_cannot_be_shown_are_named_and_marked(tmp_path, capsys, record, message):
     path = write_with_tf(tmp_path / 'bad.tfrecord', [example(image__encoded=grey_image(8, 8)),
                                                     record])
-    status, _, err = run(capsys, 'show', path, '-o', str(tmp_path / 'x.png'))
+    status, out, err = run(capsys, 'show', path, '-o', str(tmp_path / 'x.png'))
     assert status == 1
-    assert err.startswith(f'error: {path}: ')
-    assert re.search(message, err), err
+    error_lines = [line for line in err.splitlines() if line.startswith('error:')]
+    assert len(error_lines) == 1 and error_lines[0].startswith(f'error: {path}: ')
+    assert re.search(message, error_lines[0]), err
+    assert error_lines[0].endswith('; its cell is marked')
+    assert out.endswith('pixels; 1 not drawn, marked (1 unreadable)\n')
+    # The sheet is written: the good record drawn, the bad one marked.
+    sheet = show.contact_sheet([path])
+    good, bad = sheet.cells
+    assert good.problem is None and good.size == (128, 128)
+    assert bad.problem.kind == show.UNREADABLE and re.search(message, bad.problem.message)
+    assert np.array_equal(np.asarray(Image.open(tmp_path / 'x.png')), pixels_of(sheet))
 
 
 @pytest.mark.parametrize('argv, message', [

@@ -4,11 +4,18 @@ For programs you cannot edit (the OD API's `model_main_tf2.py`, a framework's en
 `install` writes `slimdata-patch-tf-slim.pth` into the site-packages of the Python that runs
 it, so that every later interpreter of that environment patches tf_slim when a program
 imports it (`slimdata.tf_slim_hook`; start-up imports nothing more than that small module).
-`uninstall` removes the file; `status` says whether it is installed and whether this
-interpreter is patched (it imports tf_slim, and so TensorFlow, to find out).
+`install` is idempotent: run again, it says the hook is installed already (and rewrites a
+hook file that an older slimdata, or a person, wrote otherwise); either way it checks that a
+new interpreter runs the hook. `uninstall` removes the file; `status` says whether it is
+installed and whether this interpreter is patched (it imports tf_slim, and so TensorFlow, to
+find out).
 
-Exit status: 0 when all is well, 1 for a problem (already installed, nothing to uninstall, a
-file that cannot be written, a hook that is installed but does not patch), 2 for a usage error.
+The file's line does nothing when slimdata is gone (`pip uninstall slimdata` does not know
+the file, and leaves it): it imports the hook only if it can, so that no interpreter start of
+the environment prints a traceback for it.
+
+Exit status: 0 when all is well, 1 for a problem (nothing to uninstall, a file that cannot be
+written, a hook that is installed but does not patch), 2 for a usage error.
 """
 
 import argparse
@@ -23,10 +30,22 @@ from slimdata import tf_slim_hook
 from slimdata.cli import common
 
 HOOK_FILE_NAME = 'slimdata-patch-tf-slim.pth'
-# Python runs the lines of a .pth file that start with `import`, and skips those with `#`.
+# What the hook's line runs. When slimdata, or its hook module, is not importable (slimdata
+# uninstalled), nothing: Python would print a traceback at every start otherwise. Any other
+# error is the traceback Python prints for a .pth line: a broken slimdata must be seen.
+_HOOK_CODE = ('try:\n'
+              ' import slimdata.tf_slim_hook as hook\n'
+              'except ModuleNotFoundError as error:\n'
+              " if error.name not in ('slimdata', 'slimdata.tf_slim_hook'):\n"
+              '  raise\n'
+              'else:\n'
+              ' hook.install()\n')
+# Python runs the lines of a .pth file that start with `import`, and skips those with `#`; a
+# line is one statement list, hence the `exec` of the compound statement above.
 HOOK_TEXT = ('# slimdata: patches tf_slim when a program imports it. Written by '
-             '`slimdata patch-tf-slim install`; `slimdata patch-tf-slim uninstall` removes it.\n'
-             'import slimdata.tf_slim_hook; slimdata.tf_slim_hook.install()\n')
+             '`slimdata patch-tf-slim install`; `slimdata patch-tf-slim uninstall` removes it. '
+             'Does nothing once slimdata is uninstalled.\n'
+             f'import sys; exec({_HOOK_CODE!r})\n')
 # Run by a fresh interpreter after install: exit status 0 when the hook is active in it.
 _CHECK_ACTIVE = 'import sys, slimdata.tf_slim_hook as h; sys.exit(0 if h.is_active() else 1)'
 
@@ -55,24 +74,38 @@ def run(args: argparse.Namespace) -> int:
 
 
 def install() -> int:
+    """Writes the hook file unless it is there as this slimdata writes it; then checks that a
+    new interpreter runs it (a file written now that does not run is removed again)."""
     path = hook_path()
-    if path.exists():
-        print(f'error: the hook is already installed: {path} (`slimdata patch-tf-slim status` '
-              'checks it; uninstall first to reinstall)', file=sys.stderr)
-        return 1
-    try:
-        _write_atomically(path, HOOK_TEXT)
-    except OSError as error:
-        print(f'error: cannot write the hook {path}: {error}', file=sys.stderr)
-        return 1
+    before = _read_or_none(path)
+    if before == HOOK_TEXT:
+        done = f'the hook is installed already: {path}'
+    else:
+        try:
+            _write_atomically(path, HOOK_TEXT)
+        except OSError as error:
+            print(f'error: cannot write the hook {path}: {error}', file=sys.stderr)
+            return 1
+        done = f'installed {path}' if before is None else \
+            f'updated {path} (it was not as this slimdata writes it)'
     if subprocess.run([sys.executable, '-c', _CHECK_ACTIVE]).returncode != 0:
-        path.unlink()
+        if before is None:
+            path.unlink()
+        where = 'removed it again' if before is None else \
+            '`slimdata patch-tf-slim uninstall` removes it'
         print(f'error: {path.parent} is not read at start-up by {sys.executable} (not a site '
-              'directory?), so the hook would do nothing; removed it again', file=sys.stderr)
+              f'directory?), so the hook does nothing; {where}', file=sys.stderr)
         return 1
-    print(f'installed {path}\nNew Python processes of this environment patch tf_slim when they '
-          'import it (this one is not patched). Undo: slimdata patch-tf-slim uninstall')
+    print(f'{done}\nNew Python processes of this environment patch tf_slim when they import '
+          'it (checked; this one is not patched). Undo: slimdata patch-tf-slim uninstall')
     return 0
+
+
+def _read_or_none(path: Path):
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return None
 
 
 def uninstall() -> int:
@@ -98,8 +131,8 @@ def status() -> int:
     elif path.read_text() == HOOK_TEXT:
         print(f'hook: installed, {path}')
     else:
-        print(f'hook: installed, {path}, but not as this slimdata writes it: uninstall and '
-              'install again')
+        print(f'hook: installed, {path}, but not as this slimdata writes it: '
+              '`slimdata patch-tf-slim install` rewrites it')
     print('this interpreter: the hook is ' + ('active' if tf_slim_hook.is_active() else
                                                'not active'))
     patched = _tf_slim_is_patched()

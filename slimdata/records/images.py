@@ -40,8 +40,8 @@ DEFAULT_MAX_PIXELS = 2 * Image.MAX_IMAGE_PIXELS if Image.MAX_IMAGE_PIXELS else 1
 _SIGNATURES = {b'\xff\xd8\xff': 'jpeg', b'\x89PNG\r\n\x1a\n': 'png'}
 SIGNATURE_LENGTH = max(len(signature) for signature in _SIGNATURES)
 
-#: What Pillow raises on a file it cannot parse or decode.
-_PILLOW_ERRORS = (OSError, SyntaxError, ValueError, EOFError, Image.DecompressionBombError,
+#: What Pillow raises on a file it cannot parse or decode (`slimdata show` catches them too).
+PILLOW_ERRORS = (OSError, SyntaxError, ValueError, EOFError, Image.DecompressionBombError,
                   struct.error, zlib.error)
 
 
@@ -109,7 +109,7 @@ def decode_with_pillow(data: bytes, path: str) -> Image.Image:
     try:
         image = Image.open(io.BytesIO(data))
         image.load()
-    except _PILLOW_ERRORS as error:
+    except PILLOW_ERRORS as error:
         raise ImageError(f'{path}: corrupt or unreadable image ({type(error).__name__}: '
                          f'{error})') from error
     return image
