@@ -45,12 +45,12 @@ def free_ports(count):
 class Task:
     """One task's process; its stdout and stderr go to files the test reads as they grow."""
 
-    def __init__(self, command, folder, name):
+    def __init__(self, command, folder, name, env=None):
         self.name = name
         self.out, self.err = folder / f'{name}.out', folder / f'{name}.err'
         with open(self.out, 'w') as out, open(self.err, 'w') as err:
             self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=out,
-                                            stderr=err, text=True)
+                                            stderr=err, text=True, env=env)
 
     def wait_for(self, text, stream='err'):
         """Returns the first line of `stream` holding `text`, once the task has written it."""
@@ -81,6 +81,12 @@ class Task:
         assert self.process.returncode == 0, f'{self.name} failed:\n{self.tail()}'
         return json.loads(self.out.read_text().splitlines()[-1])
 
+    def end(self):
+        """Ends the task by its pid if it is still running."""
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=HANG)
+
     def tail(self):
         return '\n'.join(self.err.read_text().splitlines()[-25:])
 
@@ -107,9 +113,7 @@ class Cluster:
 
     def end_every_task(self):
         for task in self.tasks:
-            if task.process.poll() is None:
-                os.kill(task.process.pid, signal.SIGKILL)
-            task.process.wait(timeout=HANG)
+            task.end()
 
 
 @pytest.fixture
@@ -175,3 +179,26 @@ def test_sync_replicas_optimizer_trains_on_each_workers_share(cluster):
         # Both see the one model on the parameter server, moved from zero towards y = 3x + 1.
         assert result['weight'] == results[0]['weight'] > 0
         assert result['bias'] == results[0]['bias'] > 0
+
+
+def test_multi_worker_mirrored_strategy_trains_on_each_workers_share(tmp_path):
+    pattern, _ = make_files(tmp_path, SHARDS)
+    addresses = [f'127.0.0.1:{port}' for port in free_ports(2)]
+    tasks = []
+    try:
+        for index in range(2):
+            config = {'cluster': {'worker': addresses}, 'task': {'type': 'worker', 'index': index}}
+            command = [sys.executable, str(PROGRAMS / 'tf2_worker.py'), '--data', pattern,
+                       '--num-samples', str(TOTAL), '--batch', '10']
+            tasks.append(Task(command, tmp_path, f'worker{index}',
+                              env=dict(os.environ, TF_CONFIG=json.dumps(config))))
+        results = [task.result() for task in tasks]
+    finally:
+        for task in tasks:
+            task.end()
+    # workers.from_tf_config() gives each its share: every record once over the workers.
+    assert [result['numbers'] for result in results] == SHARES
+    assert [result['steps'] for result in results] == [6, 6]  # 60 records in batches of 10
+    # One model, mirrored: the same on both workers, moved from zero towards y = 3x + 1.
+    assert results[0]['weight'] == results[1]['weight'] > 0
+    assert results[0]['bias'] == results[1]['bias'] > 0
