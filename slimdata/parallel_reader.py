@@ -418,22 +418,31 @@ class EndOfInputCheck:
 
     def failure(self, records_read: Tensor) -> Tuple[Tensor, Tensor]:
         """(passes, message): a bool tensor, and what to say when it is False."""
-        read = f'the input ended after {self.num_epochs} epochs and '
-        if self.records_per_epoch is None:
-            passes = tf.equal(records_read, self.num_epochs * self.num_samples)
-            said = (f' records; num_samples says {self.num_samples} records per epoch (is a file '
-                    'missing, listed twice, or num_samples wrong?)')
-            return passes, tf.strings.join([read, tf.strings.as_string(records_read), said])
-        passes = tf.equal(records_read, self.num_epochs * self.records_per_epoch)
-        problem = record_checks.num_samples_mismatch(self.records_per_epoch, self.num_samples)
+        read = [f'the input ended after {self.num_epochs} epochs and ',
+                tf.strings.as_string(records_read)]
+        if self.records_per_epoch is not None:
+            return self._against_the_files(records_read, self.records_per_epoch, read)
+        if self.num_samples is not None:
+            return self._against_num_samples(records_read, self.num_samples, read)
+        raise ValueError('an EndOfInputCheck needs records_per_epoch or num_samples')
+
+    def _against_the_files(self, records_read, records_per_epoch, read):
+        passes = tf.equal(records_read, self.num_epochs * records_per_epoch)
+        problem = record_checks.num_samples_mismatch(records_per_epoch, self.num_samples)
         if problem is not None:
             passes = tf.constant(False)
-        held = (f' records; the {self.num_files} data files held {self.records_per_epoch} '
+        held = (f' records; the {self.num_files} data files held {records_per_epoch} '
                 'records per epoch when the pipeline was built')
         hint = (f', and {problem}' if problem else
                 ' (did a file change since? `slimdata verify` checks them)')
-        message = tf.strings.join([read, tf.strings.as_string(records_read), held, hint])
-        return passes, message
+        return passes, tf.strings.join(read + [held, hint])
+
+    def _against_num_samples(self, records_read, num_samples, read):
+        """For another reader than TensorFlow's TFRecord reader, whose files are not counted."""
+        said = (f' records; num_samples says {num_samples} records per epoch (is a file '
+                'missing, listed twice, or num_samples wrong?)')
+        return (tf.equal(records_read, self.num_epochs * num_samples),
+                tf.strings.join(read + [said]))
 
 
 def _add_checked_runners(common_queue, enqueue_ops, check, count_records_read):
