@@ -42,7 +42,8 @@ def to_tf_data(dataset: Dataset, items: Optional[Sequence[str]] = None, shuffle:
     reader opens it. While iterating, a file that gives fewer records than it held (a damaged
     record stops TensorFlow's reader) fails with InvalidArgumentError naming the file, the
     record, its offset and what is wrong, and so does an epoch that reads another number of
-    records than `dataset.num_samples` says (unless it is None).
+    records than `dataset.num_samples` says (unless it is None; with several workers, see
+    `record_checks.record_source` for when it applies).
 
     Args:
       dataset: a `slimdata.dataset.Dataset` whose reader is `tf.compat.v1.TFRecordReader` (or
