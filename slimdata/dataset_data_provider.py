@@ -71,7 +71,9 @@ class DatasetDataProvider(data_provider.DataProvider):
             its share of the data files, or of their records when there are fewer files than
             workers, so that over all workers every record is read once per epoch
             (`slimdata.workers`; `slimdata.workers.from_tf_config()` gives both from
-            TF_CONFIG). `num_samples()` stays the whole dataset's.
+            TF_CONFIG). `num_samples()` stays the whole dataset's. On a cluster the pipeline
+            stays on the worker that reads, whatever device scope it is built under
+            (`slimdata.parallel_reader`; docs/distributed.md).
 
         Raises:
           ValueError: if `record_key` matches one of the items in the dataset.

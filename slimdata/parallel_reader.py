@@ -12,17 +12,28 @@ Same classes, functions, signatures and defaults as `tf_slim.data.parallel_reade
 public TensorFlow API. Calling them under eager execution raises a RuntimeError saying how to
 switch to graph mode (or to use `slimdata.tfdata`).
 
-With `tf.compat.v1.TFRecordReader`, `parallel_read`, `make_parallel_reader` and
-`single_pass_read` check every data file's framing before TensorFlow's reader opens it, and
-refuse a damaged file with a `TFRecordError` (see `slimdata.record_checks`); with `num_epochs`,
-the end of the input is checked too: the readers must have read what the files held (and
-`num_samples` says), or the queue runner fails with InvalidArgumentError saying so.
+With `tf.compat.v1.TFRecordReader` (the class, a subclass, or a lambda or `functools.partial`
+making one), `parallel_read`, `make_parallel_reader` and `single_pass_read` check every data
+file's framing before TensorFlow's reader opens it, and refuse a damaged file with a
+`TFRecordError` (see `slimdata.record_checks`); with `num_epochs`, the end of the input is
+checked too: the readers must have read what the files held and what `num_samples` says (this
+last with any reader), or the queue runner fails with InvalidArgumentError saying so.
+
+On several machines (`tf.compat.v1.train.replica_device_setter`, models/research/slim's
+`model_deploy`), a pipeline's state stays on the worker that reads: the epoch counter of
+`num_epochs` is a local variable, which `replica_device_setter` would put on a parameter server
+(it places every variable there, whatever its collection), where the pipelines of all workers
+would share it by its name. It is colocated with the pipeline's own queue or reader instead,
+in a resource container of the pipeline's own. A pipeline built on a parameter server's device
+is refused when it is built, with the fix in the message.
 """
 
 import dataclasses
+import logging
+import uuid
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-from slimdata import record_checks, workers
+from slimdata import record_checks
 from slimdata._tf import require_graph_mode, tf
 from slimdata.types import DataSources, DType, Queue, ReaderClass, Tensor
 
@@ -37,6 +48,12 @@ RECORDS_PER_READ = 32
 #: The graph collection of every data file the readers of a graph read. TensorFlow names a
 #: damaged record by its offset only; `QueueSession` looks in these files for the one it is in.
 DATA_FILES_COLLECTION = 'slimdata_data_files'
+
+#: The job of parameter servers (`replica_device_setter`'s, model_deploy's and TF_CONFIG's
+#: name): its devices are shared by every worker, so no input pipeline is built there.
+PARAMETER_SERVER_JOB = 'ps'
+
+LOGGER = logging.getLogger('slimdata')
 
 
 class ParallelReader(tf.compat.v1.ReaderBase):
@@ -58,7 +75,8 @@ class ParallelReader(tf.compat.v1.ReaderBase):
         the same number of examples.
 
         Args:
-          reader_class: a `tf.compat.v1.ReaderBase` subclass, e.g. TFRecordReader.
+          reader_class: a `tf.compat.v1.ReaderBase` subclass, e.g. TFRecordReader, or a
+            callable making one.
           common_queue: a queue holding (key, value) pairs; its `dtypes` must be
             [tf.string, tf.string]. E.g. `tf.queue.FIFOQueue` or `tf.queue.RandomShuffleQueue`.
           num_readers: an integer, the number of instances of reader_class to create.
@@ -82,6 +100,12 @@ class ParallelReader(tf.compat.v1.ReaderBase):
         reader_kwargs = reader_kwargs or {}
         self._readers = [reader_class(**reader_kwargs) for _ in range(num_readers)]
         self._common_queue = common_queue
+        if end_of_input_check is not None and not all(
+                hasattr(reader, 'num_records_produced') for reader in self._readers):
+            LOGGER.warning('the readers made by %s do not count what they read '
+                           '(num_records_produced): the end of the input is not checked',
+                           record_checks.reader_name(reader_class))
+            end_of_input_check = None
         self._end_of_input_check = end_of_input_check
         self._record_check = record_check
         self._configured = False
@@ -263,44 +287,37 @@ def make_parallel_reader(data_sources: DataSources, reader_class: ReaderClass,
       RuntimeError: under eager execution.
     """
     require_graph_mode('make_parallel_reader')
-    data_files, keep_share = workers.files_of_worker(_read_files(data_sources), num_workers,
-                                                     worker_index)
-    if num_workers > 1 and not keep_share:
-        num_samples = None  # it counts every worker's files
-    checks = _checked(data_files, reader_class, reader_kwargs, num_samples, skip_corrupt)
-    if keep_share and checks is None:
-        raise ValueError('dividing the records of fewer data files than workers needs '
-                         'tf.compat.v1.TFRecordReader; write at least num_workers files')
+    source = record_checks.record_source(
+        _read_files(data_sources), reader_class, reader_kwargs, num_samples, skip_corrupt,
+        num_workers, worker_index)
     dtypes = dtypes or [tf.string, tf.string]
     # Readers give scalar keys and values. Saying so lets read_up_to and read_many dequeue
     # several at once (tf_slim's shapeless queue refused both).
     shapes: List[List[int]] = [[]] * len(dtypes)
-    if shuffle:
-        common_queue = tf.queue.RandomShuffleQueue(
-            capacity=capacity, min_after_dequeue=min_after_dequeue, dtypes=dtypes,
-            shapes=shapes, seed=seed, name='common_queue')
-    else:
-        common_queue = tf.queue.FIFOQueue(capacity=capacity, dtypes=dtypes, shapes=shapes,
-                                          name='common_queue')
-    tf.compat.v1.summary.scalar(
-        'fraction_of_%d_full' % capacity,
-        tf.cast(common_queue.size(), tf.float32) * (1. / capacity))
-    if skip_corrupt or keep_share:
-        accounts = record_checks.ReadAccounts(checks, num_samples, skip_corrupt=skip_corrupt)
-        records = record_checks.counted_records(
-            checks, record_checks.compression_of(reader_kwargs), shuffle, num_epochs,
-            num_readers, seed, accounts)
-        share = (num_workers, worker_index) if keep_share else None
-        return _DatasetFedReader(records, common_queue, record_check, share), None
-    filename_queue = tf.compat.v1.train.string_input_producer(
-        data_files, num_epochs=num_epochs, shuffle=shuffle, seed=seed, name='filenames')
-    end_of_input_check = None
-    if checks is not None and num_epochs:
-        end_of_input_check = EndOfInputCheck(
-            num_epochs, sum(check.num_records for check in checks), len(checks), num_samples)
-    reader = ParallelReader(reader_class, common_queue, num_readers=num_readers,
-                            reader_kwargs=reader_kwargs, end_of_input_check=end_of_input_check,
-                            record_check=record_check)
+    with _private_state():
+        if shuffle:
+            common_queue = tf.queue.RandomShuffleQueue(
+                capacity=capacity, min_after_dequeue=min_after_dequeue, dtypes=dtypes,
+                shapes=shapes, seed=seed, name='common_queue')
+        else:
+            common_queue = tf.queue.FIFOQueue(capacity=capacity, dtypes=dtypes, shapes=shapes,
+                                              name='common_queue')
+        _refuse_a_parameter_server(common_queue.queue_ref.device)
+        tf.compat.v1.summary.scalar(
+            'fraction_of_%d_full' % capacity,
+            tf.cast(common_queue.size(), tf.float32) * (1. / capacity))
+        if skip_corrupt or source.share is not None:
+            records = source.counted_records(shuffle, num_epochs, num_readers, seed)
+            return _DatasetFedReader(records, common_queue, record_check), None
+        # The epoch counter stays with the queue it feeds (see _refuse_a_parameter_server).
+        with tf.compat.v1.colocate_with(common_queue.queue_ref):
+            filename_queue = tf.compat.v1.train.string_input_producer(
+                source.data_files, num_epochs=num_epochs, shuffle=shuffle, seed=seed,
+                name='filenames')
+        reader = ParallelReader(reader_class, common_queue, num_readers=num_readers,
+                                reader_kwargs=reader_kwargs,
+                                end_of_input_check=EndOfInputCheck.of(source, num_epochs),
+                                record_check=record_check)
     return reader, filename_queue
 
 
@@ -324,26 +341,54 @@ def single_pass_read(data_sources: DataSources, reader_class: ReaderClass,
       RuntimeError: under eager execution.
     """
     require_graph_mode('single_pass_read')
-    data_files = _read_files(data_sources)
-    _checked(data_files, reader_class, reader_kwargs, None, skip_corrupt=False)
-    with tf.compat.v1.name_scope(scope, 'single_pass_read'):
-        filename_queue = tf.compat.v1.train.string_input_producer(
-            data_files, num_epochs=1, shuffle=False, capacity=1, name='filenames')
-        reader_kwargs = reader_kwargs or {}
-        return reader_class(**reader_kwargs).read(filename_queue)
+    source = record_checks.record_source(_read_files(data_sources), reader_class, reader_kwargs)
+    with tf.compat.v1.name_scope(scope, 'single_pass_read'), _private_state():
+        reader = reader_class(**(reader_kwargs or {}))
+        # A reader that is no TensorFlow reader has no op to keep the state with: a no-op made
+        # here is placed as the reader's ops are.
+        anchor = getattr(reader, 'reader_ref', None)
+        anchor = tf.no_op(name='reader') if anchor is None else anchor
+        _refuse_a_parameter_server(anchor.device)
+        # The epoch counter stays with the reader (see _refuse_a_parameter_server).
+        with tf.compat.v1.colocate_with(anchor):
+            filename_queue = tf.compat.v1.train.string_input_producer(
+                source.data_files, num_epochs=1, shuffle=False, capacity=1, name='filenames')
+        return reader.read(filename_queue)
 
 
-def _checked(data_files, reader_class, reader_kwargs, num_samples, skip_corrupt):
-    """The `record_checks.check_data_files` of TFRecord data files (None for other readers)."""
-    if not record_checks.reads_tfrecords(reader_class):
-        if skip_corrupt:
-            raise ValueError('skip_corrupt=True needs tf.compat.v1.TFRecordReader; the reader is '
-                             f'{getattr(reader_class, "__name__", reader_class)!r}')
-        return None
-    checks = record_checks.check_data_files(
-        data_files, record_checks.compression_of(reader_kwargs), skip_corrupt)
-    record_checks.warn_if_num_samples_differs(checks, num_samples)
-    return checks
+def _private_state() -> Any:
+    """A context whose stateful ops are made in a resource container of their own.
+
+    TensorFlow shares a variable between every graph that places one of the same name on the
+    same device (queues and readers are private to their graph already). With a container of
+    its own, a pipeline's epoch counter stays its own even where the pipelines of several
+    workers meet on one device.
+    """
+    # (Letters, digits, dashes and dots: what TensorFlow takes in a container name.)
+    return tf.compat.v1.container(f'slimdata-pipeline-{uuid.uuid4().hex}')
+
+
+def _refuse_a_parameter_server(device: str) -> None:
+    """Raises a ValueError saying where to build a pipeline whose ops go to a parameter server.
+
+    Where the pipeline's ops go, its state follows: `replica_device_setter` places every
+    variable on a parameter server, local ones too (it places by op type), and the other ops
+    on the worker, so the pipelines colocate their epoch counter with their own queue or
+    reader (TensorFlow's SyncReplicasOptimizer keeps its local step on the worker the same
+    way). Only a pipeline whose queue itself is placed on a parameter server cannot work: the
+    files would be read there, and every worker's pipeline would share its device.
+
+    Args:
+      device: the device of the pipeline's queue or reader, as the graph's device scopes set it.
+    """
+    if tf.DeviceSpec.from_string(device).job == PARAMETER_SERVER_JOB:
+        raise ValueError(
+            f'the input pipeline is being built on {device}, a parameter server, whose devices '
+            'every worker shares (and where the files would be read): build it on the worker '
+            'that reads, e.g. under tf.compat.v1.device(tf.compat.v1.train.'
+            "replica_device_setter(worker_device='/job:worker/task:%d' % task_index, "
+            "cluster=...)), tf.compat.v1.device('/job:worker/task:%d' % task_index) or "
+            "models/research/slim's deploy_config.inputs_device()")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -352,28 +397,52 @@ class EndOfInputCheck:
 
     Attributes:
       num_epochs: the passes over the files.
-      records_per_epoch: the records the data files held when the pipeline was built.
+      records_per_epoch: the records the data files held when the pipeline was built, or None
+        when they were not counted (a reader other than TensorFlow's TFRecord reader).
       num_files: the data files.
       num_samples: the records an epoch holds by the dataset's description, or None.
     """
     num_epochs: int
-    records_per_epoch: int
+    records_per_epoch: Optional[int]
     num_files: int
     num_samples: Optional[int] = None
 
+    @classmethod
+    def of(cls, source: record_checks.RecordSource,
+           num_epochs: Optional[int]) -> Optional['EndOfInputCheck']:
+        """The check of a pipeline reading `source`; None when there is nothing to check."""
+        if not num_epochs or (source.checks is None and source.num_samples is None):
+            return None
+        return cls(num_epochs, source.records_per_epoch, len(source.data_files),
+                   source.num_samples)
+
     def failure(self, records_read: Tensor) -> Tuple[Tensor, Tensor]:
         """(passes, message): a bool tensor, and what to say when it is False."""
-        passes = tf.equal(records_read, self.num_epochs * self.records_per_epoch)
-        problem = record_checks.num_samples_mismatch(self.records_per_epoch, self.num_samples)
+        read = [f'the input ended after {self.num_epochs} epochs and ',
+                tf.strings.as_string(records_read)]
+        if self.records_per_epoch is not None:
+            return self._against_the_files(records_read, self.records_per_epoch, read)
+        if self.num_samples is not None:
+            return self._against_num_samples(records_read, self.num_samples, read)
+        raise ValueError('an EndOfInputCheck needs records_per_epoch or num_samples')
+
+    def _against_the_files(self, records_read, records_per_epoch, read):
+        passes = tf.equal(records_read, self.num_epochs * records_per_epoch)
+        problem = record_checks.num_samples_mismatch(records_per_epoch, self.num_samples)
         if problem is not None:
             passes = tf.constant(False)
-        read = f'the input ended after {self.num_epochs} epochs and '
-        held = (f' records; the {self.num_files} data files held {self.records_per_epoch} '
+        held = (f' records; the {self.num_files} data files held {records_per_epoch} '
                 'records per epoch when the pipeline was built')
         hint = (f', and {problem}' if problem else
                 ' (did a file change since? `slimdata verify` checks them)')
-        message = tf.strings.join([read, tf.strings.as_string(records_read), held, hint])
-        return passes, message
+        return passes, tf.strings.join(read + [held, hint])
+
+    def _against_num_samples(self, records_read, num_samples, read):
+        """For another reader than TensorFlow's TFRecord reader, whose files are not counted."""
+        said = (f' records; num_samples says {num_samples} records per epoch (is a file '
+                'missing, listed twice, or num_samples wrong?)')
+        return (tf.equal(records_read, self.num_epochs * num_samples),
+                tf.strings.join(read + [said]))
 
 
 def _add_checked_runners(common_queue, enqueue_ops, check, count_records_read):
@@ -408,17 +477,15 @@ class _DatasetFedReader:
     """The reading side of a ParallelReader whose common queue tf.data fills (skip_corrupt, or
     a worker's share of the records of fewer files than workers).
 
-    One queue runner moves the batches of (key, record) pairs of `records` into the common
-    queue (only the worker's share, given `share` = (num_workers, worker_index)), and closes
-    it when `records` ends. The `queue` arguments of the read methods are ignored: there is no
-    filename queue.
+    One queue runner moves the batches (keys, records, indices) of `records`
+    (`RecordSource.counted_records`) into the common queue, and closes it when `records`
+    ends. The `queue` arguments of the read methods are ignored: there is no filename queue.
     """
 
-    def __init__(self, records, common_queue, record_check=None, share=None):
+    def __init__(self, records, common_queue, record_check=None):
         self._records = records
         self._common_queue = common_queue
         self._record_check = record_check
-        self._share = share
         self._configured = False
 
     @property
@@ -440,11 +507,7 @@ class _DatasetFedReader:
     def _configure(self):
         if self._configured:
             return
-        keys, values, indices = tf.compat.v1.data.make_one_shot_iterator(
-            self._records).get_next()
-        if self._share is not None:
-            keep = workers.keep_mask(indices, *self._share)
-            keys, values = tf.boolean_mask(keys, keep), tf.boolean_mask(values, keep)
+        keys, values, _ = tf.compat.v1.data.make_one_shot_iterator(self._records).get_next()
         tf.compat.v1.train.add_queue_runner(tf.compat.v1.train.QueueRunner(
             self._common_queue,
             [self._common_queue.enqueue_many(

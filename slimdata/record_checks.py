@@ -7,15 +7,19 @@ GZIP/ZLIB file cut almost anywhere) reads as a shorter file, without an error; a
 record stops the file with an error naming only a byte offset. slimdata's pipelines guard
 against all three in two steps:
 
-1. When a pipeline is built, `check_data_files` checks the framing of every data file before
-   any of TensorFlow's readers opens it (`slimdata.records.tfrecord.check_file`: once per file
-   per process, cached; an uncompressed file is checked from its record headers alone), and
-   refuses a damaged file with a `TFRecordError` naming it, the record and its offset. What it
-   counts is what every epoch must read.
+1. When a pipeline is built, `record_source` finds the data files its worker reads and, when
+   TensorFlow's TFRecord reader reads them (recognised by the op the reader builds, so a
+   class, a subclass, a lambda or a `functools.partial` wrapping it are alike), checks the
+   framing of every one of them before any of TensorFlow's readers opens it
+   (`slimdata.records.tfrecord.check_file`: once per file per process, cached; an
+   uncompressed file is checked from its record headers alone), and refuses a damaged file
+   with a `TFRecordError` naming it, the record and its offset. What it counts is what every
+   epoch must read.
 2. While the pipeline runs, what was read is compared with those counts and with
-   `num_samples`: `counted_records` (the tf.data bridge, and the providers with
-   `skip_corrupt=True`) per file and per epoch; the queue pipelines at the end of their input
-   (`slimdata.parallel_reader`).
+   `num_samples`: `RecordSource.counted_records` (the tf.data bridge, and the providers with
+   `skip_corrupt=True` or with records divided between workers) per file and per epoch; the
+   queue pipelines at the end of their input (`slimdata.parallel_reader`), whatever the
+   reader.
 
 With `skip_corrupt=True`, a damaged file is read up to its damage (records after it are
 skipped), and each epoch's skipped records are counted and reported in a warning of the
@@ -28,10 +32,12 @@ import logging
 import random
 import threading
 import time
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from slimdata import workers
 from slimdata._tf import tf
 from slimdata.records import tfrecord
+from slimdata.types import ReaderClass
 
 LOGGER = logging.getLogger('slimdata')
 
@@ -43,20 +49,33 @@ _FRAMING_BYTES = tfrecord.FRAMING_SIZE
 _CHECK_THREADS = 8
 
 
-def reads_tfrecords(reader_class) -> bool:
-    """Whether `reader_class` is TensorFlow's TFRecord reader (the one these checks know)."""
-    return isinstance(reader_class, type) and issubclass(reader_class,
-                                                         tf.compat.v1.TFRecordReader)
+# The ops of TensorFlow's TFRecord reader (V2 is what tf.compat.v1.TFRecordReader builds).
+_TFRECORD_READER_OPS = ('TFRecordReaderV2', 'TFRecordReader')
 
 
-def compression_of(reader_kwargs: Optional[Dict]) -> str:
-    """'', 'GZIP' or 'ZLIB': how a TFRecordReader made with `reader_kwargs` reads files."""
-    options = (reader_kwargs or {}).get('options')
-    if options is None:
-        return ''
-    if isinstance(options, str):
-        return options
-    return tf.io.TFRecordOptions.get_compression_type_string(options) or ''
+def tfrecord_compression(reader: ReaderClass,
+                         reader_kwargs: Optional[Dict[str, Any]] = None) -> Optional[str]:
+    """'', 'GZIP' or 'ZLIB' if `reader(**reader_kwargs)` is TensorFlow's TFRecord reader (how it
+    reads its files), None for any other reader.
+
+    The reader is recognised by what it builds: one is made in a graph of its own (nothing is
+    added to the caller's graph; it costs under a millisecond), and its op tells whether it
+    reads TFRecords and how they are compressed. So `tf.compat.v1.TFRecordReader`, a subclass,
+    and the wrappers scripts use to pass options (`lambda: tf.compat.v1.TFRecordReader(
+    options=...)`, `functools.partial`) are all recognised, whether the options come from the
+    wrapper or from `reader_kwargs`.
+    """
+    with tf.Graph().as_default():
+        built = reader(**(reader_kwargs or {}))
+    op = getattr(getattr(built, 'reader_ref', None), 'op', None)
+    if op is None or op.type not in _TFRECORD_READER_OPS:
+        return None
+    return op.get_attr('compression_type').decode()
+
+
+def reader_name(reader: ReaderClass) -> str:
+    """How errors name a reader: its class or function name."""
+    return repr(getattr(reader, '__name__', reader))
 
 
 def check_data_files(data_files: Sequence[str], compression: str,
@@ -137,6 +156,123 @@ def warn_if_num_samples_differs(checks: Sequence[tfrecord.FileCheck],
 
 
 # ----------------------------------------------------------------------------------------------
+# The records one worker reads
+
+@dataclasses.dataclass(frozen=True)
+class RecordSource:
+    """The data files one worker reads, as `record_source` found and checked them.
+
+    Attributes:
+      data_files: the files this worker reads, in order.
+      compression: '', 'GZIP' or 'ZLIB' when TensorFlow's TFRecord reader reads them; None for
+        another reader (the files are then not checked).
+      checks: one `tfrecord.FileCheck` per data file (None for another reader).
+      num_samples: the records each epoch of this worker must read by the dataset's
+        description, or None when it says nothing about this worker (see `record_source`).
+      share: (num_workers, worker_index) when this worker reads every record and keeps only
+        its share of them (fewer files than workers); else None.
+      skip_corrupt: whether damaged files are read up to their damage.
+    """
+    data_files: List[str]
+    compression: Optional[str]
+    checks: Optional[List[tfrecord.FileCheck]]
+    num_samples: Optional[int]
+    share: Optional[Tuple[int, int]]
+    skip_corrupt: bool = False
+
+    @property
+    def records_per_epoch(self) -> Optional[int]:
+        """The records the files held when they were checked (None for another reader)."""
+        return None if self.checks is None else sum(c.num_records for c in self.checks)
+
+    def counted_records(self, shuffle: bool, num_epochs: Optional[int], num_readers: int,
+                        seed: Optional[int]) -> tf.data.Dataset:
+        """A `tf.data.Dataset` of batches (keys, records, indices) of this worker's records.
+
+        Each batch holds up to RECORDS_PER_BATCH consecutive records of one file (only this
+        worker's share of them, with `share`). Keys are `b'<file>:<byte offset>'` as
+        `tf.compat.v1.TFRecordReader` makes them, indices the records' indices in their file.
+        Files are read through TensorFlow's reader; at the end of each file a `ReadAccounts`
+        compares what the file gave with its check: a file that came up short fails the
+        pipeline with InvalidArgumentError naming the file, the damaged record and why (or,
+        with skip_corrupt, is counted as skipped), and each whole epoch is compared with
+        `num_samples`.
+
+        Args:
+          shuffle: shuffle the files each epoch.
+          num_epochs: the passes over the files; None repeats forever.
+          num_readers: files read in parallel (interleaved, a batch at a time).
+          seed: the seed of the file shuffle.
+
+        Raises:
+          ValueError: for files not read by TensorFlow's TFRecord reader.
+        """
+        if self.checks is None:
+            raise ValueError('counted_records reads TFRecord files (tf.compat.v1.TFRecordReader)')
+        accounts = ReadAccounts(self.checks, self.num_samples, self.skip_corrupt)
+        records = _counted_records(self.checks, self.compression, shuffle, num_epochs,
+                                   num_readers, seed, accounts)
+        if self.share is None:
+            return records
+        num_workers, worker_index = self.share
+        # Masked after the count: the accounts see every record, as the worker reads them all.
+        return records.map(lambda keys, batch, indices: tuple(
+            tf.boolean_mask(tensor, workers.keep_mask(indices, num_workers, worker_index))
+            for tensor in (keys, batch, indices)))
+
+
+def record_source(data_files: Sequence[str], reader: ReaderClass,
+                  reader_kwargs: Optional[Dict[str, Any]] = None,
+                  num_samples: Optional[int] = None, skip_corrupt: bool = False,
+                  num_workers: int = 1, worker_index: int = 0) -> RecordSource:
+    """The data files one worker reads, checked before any reader opens them.
+
+    The one road of every slimdata pipeline (the providers, `parallel_read`, the tf.data
+    bridge) from the data files to what is read:
+
+    - the worker's files (`slimdata.workers.files_of_worker`): all of them for one worker; for
+      several, its share of the files, or every file when there are fewer files than workers
+      (it then keeps its share of their records);
+    - with TensorFlow's TFRecord reader (`tfrecord_compression`), the framing of each of them
+      is checked (`check_data_files`), a damaged file refused (or, with `skip_corrupt`, read up
+      to its damage), and their records counted;
+    - what an epoch of this worker must read. The one rule for `num_samples`, the records of
+      the whole dataset: it is what an epoch of this worker reads when the worker reads every
+      record (one worker, or records divided: each reads them all and keeps its share). When
+      the files are divided, the worker reads its own files: their checks count its epoch, and
+      `num_samples` is not compared.
+
+    Args:
+      data_files: all the data files, sorted (as `parallel_reader.get_data_files` gives them).
+      reader: the reader class, or a callable making a reader (called with `reader_kwargs`).
+      reader_kwargs: the reader's keyword arguments, e.g. `{'options': 'GZIP'}`.
+      num_samples: the records of one epoch over all the data files, or None.
+      skip_corrupt: read a damaged TFRecord file up to its damage instead of refusing it.
+      num_workers, worker_index: see `slimdata.workers`.
+
+    Raises:
+      ValueError: bad worker arguments, or `skip_corrupt` or a division of the records (fewer
+        files than workers) asked of another reader than TensorFlow's TFRecord reader.
+      TFRecordError: a TFRecord data file is damaged (and `skip_corrupt` is False).
+    """
+    files, keep_share = workers.files_of_worker(data_files, num_workers, worker_index)
+    compression = tfrecord_compression(reader, reader_kwargs)
+    if compression is None and skip_corrupt:
+        raise ValueError('skip_corrupt=True needs tf.compat.v1.TFRecordReader; the reader is '
+                         f'{reader_name(reader)}')
+    if compression is None and keep_share:
+        raise ValueError('dividing the records of fewer data files than workers needs '
+                         'tf.compat.v1.TFRecordReader; write at least num_workers files')
+    epoch_size = num_samples if num_workers == 1 or keep_share else None
+    checks = None
+    if compression is not None:
+        checks = check_data_files(files, compression, skip_corrupt)
+        warn_if_num_samples_differs(checks, epoch_size)
+    return RecordSource(files, compression, checks, epoch_size,
+                        (num_workers, worker_index) if keep_share else None, skip_corrupt)
+
+
+# ----------------------------------------------------------------------------------------------
 # Counting what tf.data reads
 
 @dataclasses.dataclass
@@ -158,8 +294,8 @@ class _Epoch:
 
 
 class ReadAccounts:
-    """What each file and each epoch of a `counted_records` pipeline read, checked against the
-    counts of `check_data_files` and `num_samples`.
+    """What each file and each epoch of a `RecordSource.counted_records` pipeline read, checked
+    against the counts of `check_data_files` and `num_samples`.
 
     Its methods run in `tf.py_function`s: once when an iteration over the pipeline starts,
     and at the start and the end of each file of each epoch, never per record. What an epoch
@@ -300,27 +436,8 @@ def _describe(skip: _Skip) -> str:
             f'{skip.offset}: {skip.reason})')
 
 
-def counted_records(checks: Sequence[tfrecord.FileCheck], compression: str, shuffle: bool,
-                    num_epochs: Optional[int], num_readers: int, seed: Optional[int],
-                    accounts: ReadAccounts) -> tf.data.Dataset:
-    """A `tf.data.Dataset` of batches (keys, records, indices) of every record of the files.
-
-    Each batch holds up to RECORDS_PER_BATCH consecutive records of one file. Keys are
-    `b'<file>:<byte offset>'` as `tf.compat.v1.TFRecordReader` makes them, indices the records'
-    indices in their file. Files are read through TensorFlow's reader; at the end of each file
-    `accounts` compares what the file gave with its check: a file that came up short fails the
-    pipeline with InvalidArgumentError naming the file, the damaged record and why (or, with
-    skip_corrupt, is counted as skipped), and each whole epoch is compared with `num_samples`.
-
-    Args:
-      checks: the `check_data_files` of the files, in order.
-      compression: '', 'GZIP' or 'ZLIB'.
-      shuffle: shuffle the files each epoch.
-      num_epochs: the passes over the files; None repeats forever.
-      num_readers: files read in parallel (interleaved, a batch at a time).
-      seed: the seed of the file shuffle.
-      accounts: the `ReadAccounts` of these checks.
-    """
+def _counted_records(checks, compression, shuffle, num_epochs, num_readers, seed, accounts):
+    """`RecordSource.counted_records` of the files of `checks`, counted by `accounts`."""
     paths = tf.constant([check.path for check in checks])
     num_files = len(checks)
 

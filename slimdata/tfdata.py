@@ -16,7 +16,7 @@ Items are decoded by the descriptor's own decoder, so they equal what the provid
 
 from typing import Any, Dict, Optional, Sequence
 
-from slimdata import record_checks, workers
+from slimdata import record_checks
 from slimdata._tf import tf
 from slimdata.dataset import Dataset
 from slimdata.parallel_reader import get_data_files
@@ -42,10 +42,12 @@ def to_tf_data(dataset: Dataset, items: Optional[Sequence[str]] = None, shuffle:
     reader opens it. While iterating, a file that gives fewer records than it held (a damaged
     record stops TensorFlow's reader) fails with InvalidArgumentError naming the file, the
     record, its offset and what is wrong, and so does an epoch that reads another number of
-    records than `dataset.num_samples` says (unless it is None).
+    records than `dataset.num_samples` says (unless it is None; with several workers, see
+    `record_checks.record_source` for when it applies).
 
     Args:
-      dataset: a `slimdata.dataset.Dataset` whose reader is `tf.compat.v1.TFRecordReader`.
+      dataset: a `slimdata.dataset.Dataset` whose reader is `tf.compat.v1.TFRecordReader` (or
+        a callable making one, e.g. a lambda passing its options).
       items: the items to decode; all of the decoder's items (and `record_key`) if None.
       shuffle: shuffle the files each epoch and the records through a buffer.
       num_epochs: the number of passes over the data; None repeats forever.
@@ -72,27 +74,16 @@ def to_tf_data(dataset: Dataset, items: Optional[Sequence[str]] = None, shuffle:
         files are found.
       slimdata.records.tfrecord.TFRecordError: a data file is damaged (and not skip_corrupt).
     """
-    if not record_checks.reads_tfrecords(dataset.reader):
-        raise ValueError(f'to_tf_data reads TFRecord files; dataset.reader is '
-                         f'{getattr(dataset.reader, "__name__", dataset.reader)!r}')
+    source = record_checks.record_source(
+        get_data_files(dataset.data_sources), dataset.reader, reader_kwargs,
+        dataset.num_samples, skip_corrupt, num_workers, worker_index)
+    if source.compression is None:
+        raise ValueError('to_tf_data reads TFRecord files with tf.compat.v1.TFRecordReader; '
+                         f'dataset.reader is {record_checks.reader_name(dataset.reader)}')
     decoder_items = [item for item in (items or dataset.decoder.list_items())
                      if item != record_key]
     with_key = items is None or record_key in items
-    compression = record_checks.compression_of(reader_kwargs)
-
-    data_files, keep_share = workers.files_of_worker(get_data_files(dataset.data_sources),
-                                                     num_workers, worker_index)
-    # With the files divided, num_samples counts every worker's files, not this one's.
-    num_samples = dataset.num_samples if num_workers == 1 or keep_share else None
-    checks = record_checks.check_data_files(data_files, compression, skip_corrupt)
-    record_checks.warn_if_num_samples_differs(checks, num_samples)
-    accounts = record_checks.ReadAccounts(checks, num_samples, skip_corrupt)
-    records = record_checks.counted_records(checks, compression, shuffle, num_epochs,
-                                            num_readers, seed, accounts)
-    if keep_share:
-        records = records.map(lambda keys, batch, indices: tuple(
-            tf.boolean_mask(tensor, workers.keep_mask(indices, num_workers, worker_index))
-            for tensor in (keys, batch, indices)))
+    records = source.counted_records(shuffle, num_epochs, num_readers, seed)
     # Records are checked a batch at a time (see `checked_records`), then decoded one by one.
     records = records.map(lambda keys, batch, indices: (
         keys, checked_records(dataset.decoder, batch, keys))).unbatch()

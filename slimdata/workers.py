@@ -16,6 +16,14 @@ In a job configured by `TF_CONFIG` (MultiWorkerMirroredStrategy, a TFJob on Kube
 `from_tf_config()` gives both arguments::
 
     provider = DatasetDataProvider(dataset, **slimdata.workers.from_tf_config())
+
+and in a TF1 cluster of parameter servers and workers, the worker's task::
+
+    provider = DatasetDataProvider(dataset, num_workers=cluster.num_tasks('worker'),
+                                   worker_index=task_index)
+
+What an epoch of each worker must read (`num_samples` or its files' counts) is said by
+`slimdata.record_checks.record_source`; docs/distributed.md has the recipes.
 """
 
 import json

@@ -6,6 +6,7 @@ Record sets are written by TensorFlow's own writer; damage is byte edits compute
 framing; expected counts come from the records written.
 """
 
+import functools
 import logging
 import os
 import struct
@@ -20,7 +21,7 @@ import tensorflow as tf
 
 from conftest import drain, write_with_tf
 from slimdata import dataset, dataset_batch_provider, dataset_data_provider, parallel_reader
-from slimdata import tfdata, tfexample_decoder
+from slimdata import record_checks, tfdata, tfexample_decoder
 from slimdata.queue_session import QueueSession
 from slimdata.records import tfrecord
 
@@ -195,6 +196,72 @@ def test_a_compressed_file_read_as_uncompressed_is_refused_saying_so(tmp_path, g
         _dataset(paths, PER_FILE), shuffle=False, num_epochs=1,
         reader_kwargs=reader_kwargs).get(['label'])
     assert [int(v) for v in drain(label)] == list(range(PER_FILE))
+
+
+GZIP_OPTIONS = tf.io.TFRecordOptions(compression_type='GZIP')
+#: The ways scripts pass a reader its options: (the dataset's reader, the reader_kwargs).
+GZIP_READERS = {
+    'reader_kwargs': (tf.compat.v1.TFRecordReader, {'options': GZIP_OPTIONS}),
+    'lambda': (lambda: tf.compat.v1.TFRecordReader(options=GZIP_OPTIONS), None),
+    'functools.partial': (functools.partial(tf.compat.v1.TFRecordReader, options='GZIP'), None),
+}
+
+
+def _read_with(how, reader, reader_kwargs, paths, num_samples):
+    data = dataset.Dataset(paths, reader, _dataset(paths, num_samples).decoder, num_samples, {})
+    if how == 'bridge':
+        return [int(example['label']) for example in tfdata.to_tf_data(
+            data, items=['label'], shuffle=False, num_epochs=1, reader_kwargs=reader_kwargs)]
+    with tf.Graph().as_default():
+        [label] = dataset_data_provider.DatasetDataProvider(
+            data, shuffle=False, num_epochs=1, reader_kwargs=reader_kwargs).get(['label'])
+        return [int(value) for value in drain(label)]
+
+
+@pytest.mark.parametrize('how', ['queue', 'bridge'])
+@pytest.mark.parametrize('wrapped', sorted(GZIP_READERS))
+def test_a_reader_wrapped_in_a_lambda_or_partial_gets_every_check(tmp_path, wrapped, how):
+    reader, reader_kwargs = GZIP_READERS[wrapped]
+    paths = _write_shards(tmp_path, num_files=3, compression='GZIP')
+    assert _read_with(how, reader, reader_kwargs, paths, 30) == _labels(tmp_path, range(3),
+                                                                        range(PER_FILE))
+    # A shard cut at a third: TensorFlow's GZIP reader would read it as a shorter file.
+    Path(paths[1]).write_bytes(Path(paths[1]).read_bytes()[:os.path.getsize(paths[1]) // 3])
+    with pytest.raises(tfrecord.TFRecordError) as raised:
+        _read_with(how, reader, reader_kwargs, paths, 30)
+    assert raised.value.path == paths[1]
+    assert raised.value.compression == 'GZIP'  # read as the wrapper says, not as plain
+
+
+def test_what_a_reader_builds_tells_whether_it_reads_tfrecords_and_how(graph):
+    compression = record_checks.tfrecord_compression
+    assert compression(tf.compat.v1.TFRecordReader) == ''
+    assert compression(tf.compat.v1.TFRecordReader, {'options': 'ZLIB'}) == 'ZLIB'
+    assert compression(GZIP_READERS['lambda'][0]) == 'GZIP'
+    assert compression(GZIP_READERS['functools.partial'][0]) == 'GZIP'
+    assert compression(type('Sub', (tf.compat.v1.TFRecordReader,), {})) == ''
+    assert compression(tf.compat.v1.TextLineReader) is None
+    assert compression(lambda: tf.compat.v1.WholeFileReader()) is None
+    assert graph.get_operations() == []  # the readers were built in graphs of their own
+
+
+@pytest.mark.parametrize('num_samples, expected', [(3, None), (4, 'num_samples says 4')])
+def test_the_end_of_input_is_compared_with_num_samples_whatever_the_reader(tmp_path, graph,
+                                                                          num_samples,
+                                                                          expected):
+    path = tmp_path / 'lines.txt'
+    path.write_text('a\nb\nc\n')
+    reader, filenames = parallel_reader.make_parallel_reader(
+        str(path), lambda: tf.compat.v1.TextLineReader(), num_epochs=2, shuffle=False,
+        num_samples=num_samples)
+    _, line = reader.read(filenames)
+    if expected is None:
+        assert drain(line) == [b'a', b'b', b'c'] * 2
+        return
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r'the input ended after 2 epochs and 6 records; num_samples says 4 '
+                             r'records per epoch'):
+        drain(line)
 
 
 def test_other_readers_are_not_checked_and_cannot_skip(tmp_path, graph):
