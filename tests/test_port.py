@@ -228,7 +228,7 @@ def test_graph_mode_switched_on_where_a_script_starts_once():
     old = ('import tensorflow as tf\n\n\ndef main(_):\n    pass\n\n\n'
            "if __name__ == '__main__':\n    tf.app.run()\n")
     code, notes = _port(old)
-    assert ("if __name__ == '__main__':\n    tf.compat.v1.disable_eager_execution()\n"
+    assert ("if __name__ == '__main__':\n    tf.compat.v1.disable_v2_behavior()\n"
             '    tf.app.run()\n') in code
     assert _port(code)[0] == code  # a second port adds nothing
 

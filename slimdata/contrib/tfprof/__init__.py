@@ -1,0 +1,1 @@
+"""`tf.contrib.tfprof`: its `model_analyzer` on TensorFlow's `tf.compat.v1.profiler`."""
