@@ -19,12 +19,14 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
 
+from slimdata.contrib.unavailable import attribute_for
 from slimdata.port import rules
 from slimdata.port.edits import (CHANGED, NOT_PORTED, Note, PortTransformer, code_of, dotted,
                                  import_statement, root_name)
 from slimdata.port.spelling import SpellingAware
 
 _TF_LAYERS = 'tensorflow.layers.'
+_STAND_INS = 'slimdata.contrib.unavailable'
 
 
 @functools.lru_cache(maxsize=None)
@@ -157,8 +159,7 @@ class NamesPass(SpellingAware, PortTransformer):
         module.visit(counter)
         unused = set()
         for bound, (name, line) in self.stand_ins.items():
-            if counter.uses[bound] > 1:  # the stand-in's own assignment is one
-                self.need_import('import slimdata.contrib')
+            if counter.uses[bound] > 1:  # the stand-in's own import is one
                 reason = rules.unportable_reason(name)
                 self.notes.append(Note(NOT_PORTED, line, f'{name}: {reason} (its uses raise an '
                                                          'ImportError saying so)'))
@@ -258,10 +259,10 @@ class NamesPass(SpellingAware, PortTransformer):
         """What becomes of the import of `name`, which has no successor: True keeps it.
 
         A contrib name cannot import on TensorFlow 2. Nothing in the file uses it: the import
-        goes ([]). Something does: `bound` becomes `slimdata.contrib.Unavailable` standing for
-        it, which raises an ImportError naming it and the reason when the code reaches a use
-        (a script whose only use is behind an option, such as slim's `--quantize_delay`, then
-        runs), and the line is reported as not ported.
+        goes ([]). Something does: `bound` is imported from `slimdata.contrib.unavailable`, an
+        `Unavailable` standing for it, which raises an ImportError naming it and the reason
+        when the code reaches a use (a script whose only use is behind an option, such as
+        slim's `--quantize_delay`, then runs), and the line is reported as not ported.
         """
         if not name.startswith('tensorflow.contrib'):
             return True
@@ -270,7 +271,7 @@ class NamesPass(SpellingAware, PortTransformer):
                                           'nothing in the file uses it')
             return []
         self.stand_ins[bound] = (name, self.line_of(statement))
-        return [f"{bound} = slimdata.contrib.Unavailable('{name}')"]
+        return [import_statement(_STAND_INS, attribute_for(name), bound)]
 
     def _port_alias_assignment(self, line: cst.SimpleStatementLine,
                                statement: cst.Assign) -> Optional[List[str]]:
@@ -375,7 +376,7 @@ class NamesPass(SpellingAware, PortTransformer):
             return updated
         layer = name[len(_TF_LAYERS):]
         port = rules.TF_LAYERS.get(layer)
-        arguments = _layer_arguments(port, original.args) if port else None
+        arguments = _layer_arguments(port, updated.args) if port else None
         if arguments is None:
             self.note(NOT_PORTED, original, f'tf.layers.{layer}: {rules.TF_LAYERS_UNPORTABLE}')
             return updated
@@ -498,21 +499,20 @@ class _NameCounter(cst.CSTVisitor):
 
 
 class _StandInRemover(cst.CSTTransformer):
-    """Removes the `NAME = slimdata.contrib.Unavailable(...)` lines of unused names."""
+    """Removes the stand-in imports (`from slimdata.contrib.unavailable import ...`) of
+    unused names."""
 
     def __init__(self, unused: Set[str]) -> None:
         super().__init__()
         self.unused = unused
 
-    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
-                                  updated: cst.SimpleStatementLine):
-        statement = original.body[0] if len(original.body) == 1 else None
-        if (isinstance(statement, cst.Assign) and len(statement.targets) == 1
-                and isinstance(statement.targets[0].target, cst.Name)
-                and statement.targets[0].target.value in self.unused
-                and code_of(statement.value).startswith('slimdata.contrib.Unavailable(')):
-            return cst.RemoveFromParent()
-        return updated
+    def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):
+        if (original.module is None or code_of(original.module) != _STAND_INS
+                or isinstance(original.names, cst.ImportStar)):
+            return updated
+        bound = {alias.asname.name.value if alias.asname else code_of(alias.name)
+                 for alias in original.names}
+        return cst.RemoveFromParent() if bound <= self.unused else updated
 
 
 class _PrivateImportRemover(cst.CSTTransformer):

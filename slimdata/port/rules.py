@@ -94,6 +94,11 @@ _CONTRIB_PUBLIC = {
 _LOOKUP_FUNCTIONS = ('index_table_from_tensor', 'index_to_string_table_from_tensor',
                      'index_table_from_file', 'index_to_string_table_from_file')
 
+# tf.contrib.training's evaluation loop, which tf_slim.evaluation exports.
+_EVALUATION_NAMES = ('StopAfterNEvalsHook', 'SummaryAtEndHook', 'checkpoints_iterator',
+                     'evaluate_once', 'evaluate_repeatedly', 'get_or_create_eval_step',
+                     'wait_for_new_checkpoint')
+
 _CONTRIB = 'tensorflow.contrib'
 _CONTRIB_SLIM_PY = 'tensorflow.contrib.slim.python.slim'
 _CONTRIB_LAYERS_PY = 'tensorflow.contrib.layers.python.layers'
@@ -159,6 +164,8 @@ def _build_name_rules() -> Dict[str, str]:
         rules[f'{_CONTRIB}.metrics.{name}'] = f'tf_slim.metrics.{name}'
     for name in _TRAINING_NAMES:
         rules[f'{_CONTRIB}.training.{name}'] = f'tf_slim.training.{name}'
+    for name in _EVALUATION_NAMES:
+        rules[f'{_CONTRIB}.training.{name}'] = f'tf_slim.evaluation.{name}'
     return rules
 
 
