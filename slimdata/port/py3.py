@@ -7,15 +7,20 @@
   says it is image data (`image_data`, `encoded_jpg`, `seg_data`, ...); a TensorFlow file read
   whole in text mode otherwise is reported, not changed;
 - a `str` literal where a `BytesList` needs bytes (`BytesList(value=['jpeg'])`,
-  `bytes_feature('png')`) becomes a bytes literal.
+  `bytes_feature('png')`) becomes a bytes literal;
+- `import contextlib2` (the Python 2 backport, which TF1-era code imports and seldom declares)
+  becomes `import contextlib as contextlib2` when every name the file takes from it is in
+  Python 3's `contextlib` (`ExitStack`, `suppress`, ...).
 """
 
+import contextlib
 import re
 from typing import Dict, Optional, Set
 
 import libcst as cst
 
 from slimdata.port.edits import CHANGED, NOT_PORTED, PortTransformer, code_of
+from slimdata.port.spelling import SpellingAware
 
 _ABSTRACT_CLASSES = frozenset((
     'AsyncGenerator', 'AsyncIterable', 'AsyncIterator', 'Awaitable', 'ByteString', 'Callable',
@@ -52,7 +57,7 @@ def _mode_argument(call: cst.Call) -> Optional[cst.Arg]:
     return None
 
 
-class Py3Pass(PortTransformer):
+class Py3Pass(SpellingAware, PortTransformer):
     """Fixes the Python 3 breakages of the module docstring."""
 
     def __init__(self, **_options) -> None:
@@ -96,7 +101,27 @@ class Py3Pass(PortTransformer):
     # -- reads in text mode ------------------------------------------------------------------
 
     def visit_Module(self, node: cst.Module) -> None:
+        self.learn_spelling(node)
         self._scan_scope(node)
+        uses = _BackportUses()
+        node.visit(uses)
+        self.contextlib_names = uses.names
+
+    # -- contextlib2 -------------------------------------------------------------------------
+
+    def leave_Import(self, original: cst.Import, updated: cst.Import):
+        names = [code_of(alias.name) for alias in original.names]
+        if names != ['contextlib2'] or original.names[0].asname is not None:
+            return updated
+        missing = sorted(name for name in self.contextlib_names
+                         if not hasattr(contextlib, name))
+        if missing:
+            self.note(NOT_PORTED, original, f'contextlib2.{missing[0]} is not in Python 3\'s '
+                                            'contextlib: install contextlib2')
+            return updated
+        self.note(CHANGED, original, 'import contextlib2 -> import contextlib as contextlib2 '
+                                     "(Python 3's contextlib has every name used)")
+        return cst.parse_statement('import contextlib as contextlib2\n').body[0]
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scan_scope(node)
@@ -200,6 +225,18 @@ class _ReadScanner(cst.CSTVisitor):
             return opener
         text = mode.value.evaluated_value if isinstance(mode.value, cst.SimpleString) else None
         return opener if text in ('r', 'rt') else None
+
+
+class _BackportUses(cst.CSTVisitor):
+    """The attributes a module takes from `contextlib2` (`contextlib2.ExitStack` -> ExitStack)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: Set[str] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value == 'contextlib2':
+            self.names.add(node.attr.value)
 
 
 def _names_in(node: cst.CSTNode) -> Set[str]:

@@ -137,6 +137,7 @@ def _build_name_rules() -> Dict[str, str]:
         f'{_CONTRIB}.training.HParams': 'slimdata.contrib.training.HParams',
         f'{_CONTRIB}.training.python.training.hparam.HParams': 'slimdata.contrib.training.HParams',
         f'{_CONTRIB}.tfprof.*': 'slimdata.contrib.tfprof.*',
+        f'{_CONTRIB}.legacy_seq2seq.*': 'slimdata.contrib.legacy_seq2seq.*',
         # The TF1 RNN cells: Keras 2's (tf-keras), through slimdata.contrib.rnn.
         f'{_CONTRIB}.rnn.*': 'slimdata.contrib.rnn.*',
         'tensorflow.nn.rnn_cell.*': 'slimdata.contrib.rnn.*',
@@ -178,9 +179,10 @@ UNPORTABLE: Dict[str, str] = {
     f'{_CONTRIB}.quantize': 'tf.contrib.quantize (quantization-aware training) has no '
                             'successor in TensorFlow 2 (the TensorFlow Model Optimization '
                             'Toolkit replaces it for Keras models)',
-    f'{_CONTRIB}.legacy_seq2seq': 'tf.contrib.legacy_seq2seq (rnn_decoder, attention_decoder, '
-                                  'sequence_loss) has no successor in TensorFlow 2, tf_slim '
-                                  'or tf-keras',
+    f'{_CONTRIB}.legacy_seq2seq': 'this tf.contrib.legacy_seq2seq name has no successor '
+                                  '(slimdata.contrib.legacy_seq2seq has rnn_decoder, '
+                                  'attention_decoder, sequence_loss and '
+                                  'sequence_loss_by_example; not the seq2seq models)',
     f'{_CONTRIB}.seq2seq': 'tf.contrib.seq2seq has no successor that works on TensorFlow 2.21 '
                            '(TensorFlow Addons, its successor, ended in 2024 and supports up '
                            'to TensorFlow 2.15)',

@@ -26,8 +26,8 @@ from slimdata.port.report import FileReport, PortReport, line_map
 
 #: The passes, in order, and the words a file must contain for the pass to have work in it.
 PASSES = (
-    (NamesPass, ('contrib', 'tf_slim', 'tensorflow.python', 'layers')),
-    (Py3Pass, ('collections', 'read()', 'bytes', 'BytesList')),
+    (NamesPass, ('contrib', 'tf_slim', 'tensorflow.python', 'layers', 'rnn_cell')),
+    (Py3Pass, ('collections', 'read()', 'bytes', 'BytesList', 'contextlib2')),
     (EntryPass, ('__main__', 'app.run')),
 )
 
