@@ -212,12 +212,16 @@ def voc_segmentation_tree(root: pathlib.Path, count: int, rng: np.random.Generat
     (root / 'ImageSets/Segmentation/val.txt').write_text('\n'.join(names[half:]) + '\n')
 
 
-def mnist_files(root: pathlib.Path, rng: np.random.Generator, train: int = 64,
-                test: int = 32) -> None:
-    """MNIST's four gzipped IDX files, as the converter would download them."""
+def mnist_files(root: pathlib.Path, rng: np.random.Generator, train: int = 60000,
+                test: int = 10000) -> None:
+    """MNIST's four gzipped IDX files, as the converter would download them (slim's reads
+    exactly 60,000 and 10,000 images; each here is black but for a random bright square)."""
     root.mkdir(parents=True, exist_ok=True)
     for prefix, count in (('train', train), ('t10k', test)):
-        images = rng.integers(0, 256, (count, 28, 28), dtype=np.uint8)
+        images = np.zeros((count, 28, 28), np.uint8)
+        corners = rng.integers(0, 24, (count, 2))
+        for image, (row, column) in zip(images, corners):
+            image[row:row + 4, column:column + 4] = 255
         labels = rng.integers(0, 10, count, dtype=np.uint8)
         with gzip.open(root / f'{prefix}-images-idx3-ubyte.gz', 'wb') as stream:
             stream.write(np.array([2051, count, 28, 28], '>i4').tobytes() + images.tobytes())
@@ -433,6 +437,61 @@ def deeplab(rows: List[Row], name: str, ported: pathlib.Path, work: pathlib.Path
         research, work / 'eval.log', printed(r'miou_1\.0.*?\[([\d.]+)\]', 'mIoU'), env=env)
 
 
+def fsns_tree(root: pathlib.Path, charset: pathlib.Path, rng: np.random.Generator,
+              count: int = 8) -> None:
+    """FSNS as attention_ocr reads it: charset_size=134.txt, {train,test}/<split>-00000-of-00001
+    records of four 150x150 views side by side (a PNG), 37 class codes padded with the null
+    code 133, the unpadded codes and the text."""
+    import tensorflow as tf
+    codes = {int(line.split('\t')[0]): line.split('\t')[1]
+             for line in charset.read_text(encoding='utf-8').splitlines() if '\t' in line}
+    letters = [code for code, char in codes.items() if char.isalpha()]
+    (root).mkdir(parents=True, exist_ok=True)
+    shutil.copy(charset, root / charset.name)
+    for split in ('train', 'test'):
+        (root / split).mkdir(exist_ok=True)
+        with tf.io.TFRecordWriter(str(root / split / f'{split}-00000-of-00001')) as writer:
+            for _ in range(count):
+                text = [int(code) for code in rng.choice(letters, int(rng.integers(3, 9)))]
+                png = io.BytesIO()
+                _image(rng, 150, 600).save(png, format='PNG')
+                feature = {
+                    'image/encoded': [png.getvalue()], 'image/format': [b'PNG'],
+                    'image/width': [600], 'image/orig_width': [600],
+                    'image/class': text + [133] * (37 - len(text)),
+                    'image/unpadded_class': text,
+                    'image/text': [''.join(codes[code] for code in text).encode('utf-8')]}
+                example = tf.train.Example(features=tf.train.Features(feature={
+                    key: (tf.train.Feature(bytes_list=tf.train.BytesList(value=value))
+                          if isinstance(value[0], bytes)
+                          else tf.train.Feature(int64_list=tf.train.Int64List(value=value)))
+                    for key, value in feature.items()}))
+                writer.write(example.SerializeToString())
+
+
+def attention_ocr(rows: List[Row], name: str, ported: pathlib.Path, work: pathlib.Path,
+                  steps: int) -> None:
+    python_dir = ported / 'python'
+    data = work / 'fsns'
+    fsns_tree(data, python_dir / 'datasets/testdata/fsns/charset_size=134.txt',
+              np.random.default_rng(3))
+    rows.append(Row(name, 'converter', 'none', 0.0, 'it has none (FSNS is downloaded as '
+                                                    'records): 8 records per split written '
+                                                    'here in its layout'))
+    train = work / 'train'
+    if not run_step(rows, name, f'train.py (attention, autoregression), {steps} steps', [
+            sys.executable, 'train.py', f'--dataset_dir={data}', '--batch_size=2',
+            f'--max_number_of_steps={steps}', f'--train_log_dir={train}',
+            '--save_interval_secs=6000', '--save_summaries_secs=6000'], python_dir,
+            work / 'train.log', checkpoint(train, steps)):
+        return
+    run_step(rows, name, 'eval.py, 2 batches', [
+        sys.executable, 'eval.py', f'--dataset_dir={data}', '--split_name=test',
+        '--batch_size=2', '--num_batches=2', f'--train_log_dir={train}',
+        f'--eval_log_dir={work / "eval"}', '--number_of_steps=1'], python_dir,
+        work / 'eval.log', printed(r'CharacterAccuracy.*?\[?([\d.]+)\]?', 'character accuracy'))
+
+
 def not_run(reason: str):
     def recipe(rows: List[Row], name: str, ported: pathlib.Path, work: pathlib.Path,
                steps: int) -> None:
@@ -457,9 +516,7 @@ RECIPES = (
            ('research/object_detection/legacy/train.py',),
            not_run('its protos need protoc, and its data tools lxml / pycocotools / '
                    'contextlib2: not set up by this script yet')),
-    Recipe('attention_ocr', ('python/train.py', 'python/datasets/fsns.py'),
-           not_run('no converter of its own (FSNS records are downloaded); its decoder is '
-                   'tf.contrib.legacy_seq2seq, which has no successor (see the port report)')),
+    Recipe('attention_ocr', ('python/train.py', 'python/datasets/fsns.py'), attention_ocr),
 )
 
 

@@ -6,12 +6,17 @@ TF1 scripts build graphs and run them in sessions, and read shapes the TF1 way
 `TensorShape` (its `Dimension`s have `.value`), reference variables, v1 control flow, tensors
 compared by identity (usable as dict keys) - TensorFlow's own switch for "run this as TF1".
 
-The pass puts it as the first statement of the script's `if __name__ == '__main__':` block (so
-it also runs for `python -m package.module`, and before `tf.app.run` / `absl.app.run` call
-`main`), or, with no such block, just before a module-level `tf.app.run()` / `app.run(main)`;
-in files that import TensorFlow's TF1 API under any spelling (`slimdata.port.spelling`) and do
-not already switch v2 behaviour or eager execution on, or v2 behaviour off. The switch is
-process-wide, so the library modules such a script imports run as TF1 too.
+The pass puts it, guarded by `if __name__ == '__main__':`, right after the module-level
+statement that imports TensorFlow, in a file that is a script: one with an
+`if __name__ == '__main__':` block or a module-level `tf.app.run()` / `absl.app.run(main)`.
+So it runs when the file runs as a script (`python train.py`, `python -m package.train`, and
+before `tf.app.run` calls `main`), before the script imports its own library modules, some of
+which decide at import time what to build (the Object Detection API's model builder imports
+its TF1 or its TF2 feature extractors by `tf2.enabled()`); importing the file as a module
+changes nothing. Only in files that import TensorFlow's TF1 API under any spelling
+(`slimdata.port.spelling`) and do not already switch v2 behaviour or eager execution on, or v2
+behaviour off. The switch is process-wide, so the library modules such a script imports run as
+TF1 too.
 """
 
 from typing import Optional
@@ -25,6 +30,20 @@ from slimdata.port.spelling import SpellingAware
 TF1_BEHAVIOUR = 'compat.v1.disable_v2_behavior()'
 _SWITCHES = ('disable_v2_behavior', 'enable_eager_execution', 'enable_v2_behavior')
 _APP_RUN = ('tensorflow.app.run', 'absl.app.run')
+
+
+def _imports_tensorflow(statement: cst.CSTNode) -> bool:
+    """Whether `statement` is a module-level line importing TensorFlow (any spelling)."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Import) and any(
+                code_of(alias.name).split('.')[0] == 'tensorflow' for alias in small.names):
+            return True
+        if (isinstance(small, cst.ImportFrom) and small.module is not None
+                and not small.relative and code_of(small.module) == 'tensorflow.compat'):
+            return True
+    return False
 
 
 def _is_main_guard(statement: cst.CSTNode) -> bool:
@@ -49,26 +68,18 @@ class EntryPass(SpellingAware, PortTransformer):
         return True
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-        if self.call is None:
+        if self.call is None or not any(_is_main_guard(statement) or self._is_app_run(statement)
+                                        for statement in original.body):
             return updated
-        body = list(updated.body)
-        for index, statement in enumerate(body):
-            if _is_main_guard(statement):
-                self.note(CHANGED, original.body[index],
-                          f'{self.call} at the start of the __main__ block (TF1 behaviour)')
-                block = statement.body
-                first = block.body[0]
-                new = cst.parse_statement(self.call + '\n').with_changes(
-                    leading_lines=first.leading_lines)
-                first = first.with_changes(leading_lines=())
-                body[index] = statement.with_changes(body=block.with_changes(
-                    body=[new, first, *block.body[1:]]))
-                return updated.with_changes(body=body)
         for index, statement in enumerate(original.body):
-            if self._is_app_run(statement):
-                self.note(CHANGED, statement, f'{self.call} before the app.run() call '
-                                              '(TF1 behaviour)')
-                body.insert(index, cst.parse_statement(self.call + '\n'))
+            if _imports_tensorflow(statement):
+                self.note(CHANGED, statement, f'{self.call} when run as a script, after the '
+                                              'TensorFlow import (TF1 behaviour)')
+                guard = cst.parse_statement(
+                    f"if __name__ == '__main__':  # TF1 behaviour (slimdata port)\n"
+                    f'    {self.call}\n')
+                body = list(updated.body)
+                body.insert(index + 1, guard)
                 return updated.with_changes(body=body)
         return updated
 
