@@ -3,8 +3,9 @@
 TF1 scripts build graphs and run them in sessions, and read shapes the TF1 way
 (`x.get_shape()[1].value`, `[d.value for d in shape]`); under TensorFlow 2 they need
 `tf.compat.v1.disable_v2_behavior()` before anything builds a graph: graph mode, v1
-`TensorShape` (its `Dimension`s have `.value`), reference variables, v1 control flow, tensors
-compared by identity (usable as dict keys) - TensorFlow's own switch for "run this as TF1".
+`TensorShape` (its `Dimension`s have `.value`), v1 control flow, tensors compared by identity
+(usable as dict keys), `tf2.enabled()` false - TensorFlow's own switch for "run this as TF1";
+then `enable_resource_variables()` (see TF1_BEHAVIOUR).
 
 The pass puts it, guarded by `if __name__ == '__main__':`, right after the module-level
 statement that imports TensorFlow, in a file that is a script: one with an
@@ -26,8 +27,11 @@ import libcst as cst
 from slimdata.port.edits import CHANGED, PortTransformer, code_of
 from slimdata.port.spelling import SpellingAware
 
-#: The call, under the file's TensorFlow alias.
-TF1_BEHAVIOUR = 'compat.v1.disable_v2_behavior()'
+#: The calls, under the file's TensorFlow alias. Resource variables stay: Keras 3 objects that
+#: TF1-era code mixes in (`tf.keras.regularizers.l2` on a slim variable in attention_ocr)
+#: reject reference variables ("Invalid dtype: float32_ref"), and slim, SSD and deeplab train
+#: the same on either.
+TF1_BEHAVIOUR = ('compat.v1.disable_v2_behavior()', 'compat.v1.enable_resource_variables()')
 _SWITCHES = ('disable_v2_behavior', 'enable_eager_execution', 'enable_v2_behavior')
 _APP_RUN = ('tensorflow.app.run', 'absl.app.run')
 
@@ -64,7 +68,7 @@ class EntryPass(SpellingAware, PortTransformer):
         spelling = self.learn_spelling(node)
         if not spelling.tf1 or any(switch in node.code for switch in _SWITCHES):
             return False
-        self.call = f'{spelling.alias}.{TF1_BEHAVIOUR}'
+        self.call = f'{spelling.alias}.{TF1_BEHAVIOUR[0]}'
         return True
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
@@ -75,9 +79,9 @@ class EntryPass(SpellingAware, PortTransformer):
             if _imports_tensorflow(statement):
                 self.note(CHANGED, statement, f'{self.call} when run as a script, after the '
                                               'TensorFlow import (TF1 behaviour)')
+                calls = ''.join(f'    {self.spelling.alias}.{call}\n' for call in TF1_BEHAVIOUR)
                 guard = cst.parse_statement(
-                    f"if __name__ == '__main__':  # TF1 behaviour (slimdata port)\n"
-                    f'    {self.call}\n')
+                    f"if __name__ == '__main__':  # TF1 behaviour (slimdata port)\n{calls}")
                 body = list(updated.body)
                 body.insert(index + 1, guard)
                 return updated.with_changes(body=body)
