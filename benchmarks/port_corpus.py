@@ -20,6 +20,10 @@ proxy serving them from disk), and any other network access is pointed at a clos
 port. Prints one row per step: exit status, seconds, and the evidence of success (a
 checkpoint of the last step, the records written, the metric printed).
 
+What the repositories need beyond slimdata's own dependencies, on the PYTHONPATH of this
+command: attention_ocr, `tf-keras` (its LSTM cell, `slimdata.contrib.rnn`); the Object
+Detection API, `grpcio-tools` (protoc, its install step) and `lxml` (its converter).
+
 A slim repository is also trained on a local ps + 2 workers cluster when
 `benchmarks/cluster_slim.py` (its `run_cluster_training`) is present.
 """
@@ -71,7 +75,10 @@ def _environment(extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
                 'http_proxy': 'http://127.0.0.1:9', 'https_proxy': 'http://127.0.0.1:9',
                 'HTTP_PROXY': 'http://127.0.0.1:9', 'HTTPS_PROXY': 'http://127.0.0.1:9',
                 'PYTHONDONTWRITEBYTECODE': '1'})
-    env.update(extra or {})
+    for key, value in (extra or {}).items():
+        if key == 'PYTHONPATH' and env.get(key):
+            value = f'{value}{os.pathsep}{env[key]}'  # the caller's (extra packages) stay
+        env[key] = value
     return env
 
 
@@ -169,7 +176,8 @@ def _image(rng: np.random.Generator, height: int, width: int) -> Image.Image:
 
 
 def voc_detection_tree(root: pathlib.Path, count: int, rng: np.random.Generator) -> None:
-    """Pascal VOC: JPEGImages/*.jpg, Annotations/*.xml (boxes), ImageSets/Main/*.txt."""
+    """Pascal VOC: JPEGImages/*.jpg, Annotations/*.xml (boxes), ImageSets/Main/*.txt (the
+    split, and aeroplane_{train,val}.txt, which the OD API's converter lists images by)."""
     for folder in ('JPEGImages', 'Annotations', 'ImageSets/Main'):
         (root / folder).mkdir(parents=True, exist_ok=True)
     names = [f'{2008_000000 + index:06d}' for index in range(count)]
@@ -186,10 +194,14 @@ def voc_detection_tree(root: pathlib.Path, count: int, rng: np.random.Generator)
                 f'<xmin>{x0}</xmin><ymin>{y0}</ymin><xmax>{x1}</xmax><ymax>{y1}</ymax>'
                 '</bndbox></object>')
         (root / 'Annotations' / f'{name}.xml').write_text(
-            f'<annotation><folder>VOC2007</folder><filename>{name}.jpg</filename><size>'
+            f'<annotation><folder>{root.name}</folder><filename>{name}.jpg</filename><size>'
             f'<width>{width}</width><height>{height}</height><depth>3</depth></size>'
             f'<segmented>0</segmented>{"".join(objects)}</annotation>')
     (root / 'ImageSets/Main/trainval.txt').write_text('\n'.join(names) + '\n')
+    half = count // 2
+    for split, part in (('train', names[:half]), ('val', names[half:])):
+        (root / f'ImageSets/Main/aeroplane_{split}.txt').write_text(
+            ''.join(f'{name}  1\n' for name in part))
 
 
 def voc_segmentation_tree(root: pathlib.Path, count: int, rng: np.random.Generator) -> None:
@@ -492,11 +504,61 @@ def attention_ocr(rows: List[Row], name: str, ported: pathlib.Path, work: pathli
         work / 'eval.log', printed(r'CharacterAccuracy.*?\[?([\d.]+)\]?', 'character accuracy'))
 
 
-def not_run(reason: str):
-    def recipe(rows: List[Row], name: str, ported: pathlib.Path, work: pathlib.Path,
-               steps: int) -> None:
-        rows.append(Row(name, 'converter, training, eval', 'not run', 0.0, reason))
-    return recipe
+def _ssd_config(sample: str, records: pathlib.Path, label_map: pathlib.Path,
+                steps: int) -> str:
+    """The OD API's sample SSD config set up for the synthetic VOC records: 20 classes, batch
+    2, `steps` steps, no fine-tune checkpoint, Pascal VOC metrics on 4 examples, one eval."""
+    config = re.sub(r'num_classes: \d+', 'num_classes: 20', sample)
+    config = re.sub(r'batch_size: \d+', 'batch_size: 2', config)
+    config = re.sub(r'num_steps: \d+', f'num_steps: {steps}', config)
+    config = re.sub(r'\s*(fine_tune_checkpoint|from_detection_checkpoint):.*', '', config)
+    config = re.sub(r'metrics_set: "\w+"', 'metrics_set: "pascal_voc_detection_metrics"',
+                    config)
+    config = re.sub(r'num_examples: \d+', 'num_examples: 4\n  max_evals: 1', config)
+    config = re.sub(r'\s*max_evals: \d+(?=[\s\S]*max_evals: 1)', '', config, count=1)
+    paths = iter([records / 'pascal_train.record', label_map,
+                  records / 'pascal_val.record', label_map])
+    return re.sub(r'"PATH_TO_BE_CONFIGURED/[^"]*"', lambda _: f'"{next(paths)}"', config)
+
+
+def object_detection(rows: List[Row], name: str, ported: pathlib.Path, work: pathlib.Path,
+                     steps: int) -> None:
+    research = ported / 'research'
+    env = {'PYTHONPATH': f'{research}{os.pathsep}{research / "slim"}'}
+    python = sys.executable
+    protos = sorted(str(path.relative_to(research))
+                    for path in (research / 'object_detection/protos').glob('*.proto'))
+    if not run_step(rows, name, 'protoc (its install step; grpcio-tools)', [
+            python, '-m', 'grpc_tools.protoc', '-I.', '--python_out=.', *protos], research,
+            work / 'protoc.log',
+            lambda _: f'{len(protos)} protos compiled', env=env):
+        return
+    voc = work / 'VOCdevkit' / 'VOC2012'
+    voc_detection_tree(voc, 12, np.random.default_rng(4))
+    label_map = research / 'object_detection/data/pascal_label_map.pbtxt'
+    for split in ('train', 'val'):
+        if not run_step(rows, name, f'create_pascal_tf_record.py ({split})', [
+                python, 'object_detection/dataset_tools/create_pascal_tf_record.py',
+                f'--data_dir={voc.parent}', '--year=VOC2012', f'--set={split}',
+                f'--output_path={work / f"pascal_{split}.record"}',
+                f'--label_map_path={label_map}'], research, work / f'convert_{split}.log',
+                records(work, f'pascal_{split}.record'), env=env):
+            return
+    config = work / 'ssd_mobilenet_v1_voc.config'
+    config.write_text(_ssd_config(
+        (research / 'object_detection/samples/configs/ssd_mobilenet_v1_pets.config').read_text(),
+        work, label_map, steps))
+    train = work / 'train'
+    if not run_step(rows, name, f'legacy/train.py ssd_mobilenet_v1, {steps} steps', [
+            python, 'object_detection/legacy/train.py', '--logtostderr',
+            f'--train_dir={train}', f'--pipeline_config_path={config}'], research,
+            work / 'train.log', checkpoint(train, steps), env=env):
+        return
+    run_step(rows, name, 'legacy/eval.py, one evaluation', [
+        python, 'object_detection/legacy/eval.py', '--logtostderr', f'--checkpoint_dir={train}',
+        f'--eval_dir={work / "eval"}', f'--pipeline_config_path={config}', '--run_once=True'],
+        research, work / 'eval.log',
+        printed(r'PascalBoxes_Precision/mAP@0.5IOU: ([-\d.e]+)', 'mAP@0.5'), env=env)
 
 
 @dataclasses.dataclass
@@ -513,9 +575,7 @@ RECIPES = (
                                     'datasets/download_and_convert_mnist.py'), slim),
     Recipe('deeplab', ('research/deeplab/train.py', 'research/slim/nets'), deeplab),
     Recipe('Object Detection API (legacy/train.py)',
-           ('research/object_detection/legacy/train.py',),
-           not_run('its protos need protoc, and its data tools lxml / pycocotools / '
-                   'contextlib2: not set up by this script yet')),
+           ('research/object_detection/legacy/train.py',), object_detection),
     Recipe('attention_ocr', ('python/train.py', 'python/datasets/fsns.py'), attention_ocr),
 )
 

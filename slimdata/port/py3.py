@@ -8,6 +8,8 @@
   whole in text mode otherwise is reported, not changed;
 - a `str` literal where a `BytesList` needs bytes (`BytesList(value=['jpeg'])`,
   `bytes_feature('png')`) becomes a bytes literal;
+- numpy's aliases of builtins that numpy 1.24 removed (`np.int`, `np.float`, `np.object`, ...)
+  become the builtins they stood for;
 - `import contextlib2` (the Python 2 backport, which TF1-era code imports and seldom declares)
   becomes `import contextlib as contextlib2` when every name the file takes from it is in
   Python 3's `contextlib` (`ExitStack`, `suppress`, ...).
@@ -27,6 +29,17 @@ _ABSTRACT_CLASSES = frozenset((
     'Collection', 'Container', 'Coroutine', 'Generator', 'Hashable', 'ItemsView', 'Iterable',
     'Iterator', 'KeysView', 'Mapping', 'MappingView', 'MutableMapping', 'MutableSequence',
     'MutableSet', 'Reversible', 'Sequence', 'Set', 'Sized', 'ValuesView'))
+
+# numpy's aliases of builtins, removed in numpy 1.24 (`np.int` in dtype arguments).
+_NUMPY_ALIASES = {'numpy.int': 'int', 'numpy.float': 'float', 'numpy.complex': 'complex',
+                  'numpy.object': 'object', 'numpy.str': 'str', 'numpy.long': 'int',
+                  'numpy.unicode': 'str'}
+
+
+def _numpy():
+    import numpy  # the installed one decides which aliases are gone
+    return numpy
+
 
 # Functions that open a file: the standard ones and TensorFlow's (TF1 names included).
 _OPENERS = frozenset(
@@ -78,6 +91,11 @@ class Py3Pass(SpellingAware, PortTransformer):
                                          f'{original.attr.value}')
             return updated.with_changes(value=cst.parse_expression(
                 f'{original.value.value}.abc'))
+        builtin = _NUMPY_ALIASES.get(name or '')
+        if builtin and not hasattr(_numpy(), original.attr.value):
+            self.note(CHANGED, original, f'{code_of(original)} -> {builtin} (numpy removed the '
+                                         'alias of the builtin in 1.24)')
+            return cst.Name(builtin)
         return updated
 
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):

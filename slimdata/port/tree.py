@@ -27,7 +27,7 @@ from slimdata.port.report import FileReport, PortReport, line_map
 #: The passes, in order, and the words a file must contain for the pass to have work in it.
 PASSES = (
     (NamesPass, ('contrib', 'tf_slim', 'tensorflow.python', 'layers', 'rnn_cell')),
-    (Py3Pass, ('collections', 'read()', 'bytes', 'BytesList', 'contextlib2')),
+    (Py3Pass, ('collections', 'read()', 'bytes', 'BytesList', 'contextlib2', 'numpy')),
     (EntryPass, ('__main__', 'app.run')),
 )
 
