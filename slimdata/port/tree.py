@@ -27,7 +27,9 @@ from slimdata.port.report import FileReport, PortReport, line_map
 #: The passes, in order, and the words a file must contain for the pass to have work in it.
 PASSES = (
     (NamesPass, ('contrib', 'tf_slim', 'tensorflow.python', 'layers', 'rnn_cell')),
-    (Py3Pass, ('collections', 'read()', 'bytes', 'BytesList', 'contextlib2', 'numpy')),
+    (Py3Pass, ('collections', 'read()', 'bytes', 'BytesList', 'contextlib2', 'np.int',
+               'np.float', 'np.object', 'np.complex', 'np.long', 'np.unicode', 'np.str',
+               'numpy.int', 'numpy.float', 'numpy.object')),
     (EntryPass, ('__main__', 'app.run')),
 )
 
