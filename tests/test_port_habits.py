@@ -1,5 +1,8 @@
 """`slimdata port`'s fixes of old Python habits that break on Python 3.10+ / numpy 2, run."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -53,3 +56,21 @@ def test_contextlib2_kept_and_reported_for_a_name_contextlib_lacks():
     assert ported == code
     assert [note.kind for note in notes] == ['not ported']
     assert 'ContextStack' in notes[0].message
+
+
+def test_implicit_relative_imports_of_a_package_init_run(tmp_path):
+    sources = {'pkg/__init__.py': 'import fsns\nfrom sub import thing\nimport os\n',
+               'pkg/fsns.py': 'value = 1\n', 'pkg/sub/__init__.py': 'thing = 2\n',
+               'other/__init__.py': 'from __future__ import absolute_import\nimport helper\n',
+               'other/helper.py': ''}
+    results, problems = tree.port_sources(sources, tf_upgrade=None)
+    assert problems == []
+    assert results['pkg/__init__.py'][0] == ('from . import fsns\nfrom .sub import thing\n'
+                                             'import os\n')
+    assert results['other/__init__.py'][0] == sources['other/__init__.py']  # absolute_import
+    for path, (code, _) in results.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(code)
+    done = subprocess.run([sys.executable, '-c', 'import pkg; print(pkg.fsns.value, pkg.thing)'],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == '1 2', done.stderr

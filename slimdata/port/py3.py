@@ -10,6 +10,11 @@
   `bytes_feature('png')`) becomes a bytes literal;
 - numpy's aliases of builtins that numpy 1.24 removed (`np.int`, `np.float`, `np.object`, ...)
   become the builtins they stood for;
+- in a package's `__init__.py`, Python 2's implicit relative imports of its sibling modules
+  (`import fsns` beside `fsns.py`) become explicit (`from . import fsns`): Python 2 took the
+  sibling first, so the meaning is kept (not under `from __future__ import absolute_import`,
+  which turned that off); elsewhere a script's folder is on `sys.path` and
+  `import sibling` works as it is;
 - `import contextlib2` (the Python 2 backport, which TF1-era code imports and seldom declares)
   becomes `import contextlib as contextlib2` when every name the file takes from it is in
   Python 3's `contextlib` (`ExitStack`, `suppress`, ...).
@@ -73,8 +78,12 @@ def _mode_argument(call: cst.Call) -> Optional[cst.Arg]:
 class Py3Pass(SpellingAware, PortTransformer):
     """Fixes the Python 3 breakages of the module docstring."""
 
-    def __init__(self, **_options) -> None:
+    def __init__(self, path: str = '', paths: frozenset = frozenset(), **_options) -> None:
         super().__init__()
+        folder, _, name = path.rpartition('/')
+        # Siblings of a package's __init__.py: the modules `import X` meant in Python 2.
+        self.siblings = frozenset() if name != '__init__.py' else frozenset(
+            _sibling(folder, other) for other in paths if _sibling(folder, other))
         self.binary_reads: Dict[cst.Call, str] = {}   # opener call -> why it reads bytes
         self.text_reads: Set[cst.Call] = set()         # TensorFlow file read whole as text
 
@@ -99,6 +108,12 @@ class Py3Pass(SpellingAware, PortTransformer):
         return updated
 
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):
+        if (not original.relative and original.module is not None
+                and code_of(original.module).split('.')[0] in self.siblings):
+            self.note(CHANGED, original, f'from {code_of(original.module)} import ... -> from '
+                                         f'.{code_of(original.module)} import ... (a sibling '
+                                         'module: implicit relative import of Python 2)')
+            return updated.with_changes(relative=[cst.Dot()])
         if (original.relative or not original.module or code_of(original.module) != 'collections'
                 or isinstance(original.names, cst.ImportStar)):
             return updated
@@ -120,6 +135,8 @@ class Py3Pass(SpellingAware, PortTransformer):
 
     def visit_Module(self, node: cst.Module) -> None:
         self.learn_spelling(node)
+        if 'absolute_import' in node.code:
+            self.siblings = frozenset()  # `from __future__ import absolute_import`: no guess
         self._scan_scope(node)
         uses = _BackportUses()
         node.visit(uses)
@@ -129,6 +146,13 @@ class Py3Pass(SpellingAware, PortTransformer):
 
     def leave_Import(self, original: cst.Import, updated: cst.Import):
         names = [code_of(alias.name) for alias in original.names]
+        if self.siblings and all(name in self.siblings for name in names):
+            self.note(CHANGED, original, f'import {", ".join(names)} -> from . import ... '
+                                         '(a sibling module: implicit relative import of '
+                                         'Python 2)')
+            return cst.ImportFrom(module=None, relative=[cst.Dot()],
+                                  names=[alias.with_changes(comma=alias.comma)
+                                         for alias in updated.names])
         if names != ['contextlib2'] or original.names[0].asname is not None:
             return updated
         missing = sorted(name for name in self.contextlib_names
@@ -243,6 +267,17 @@ class _ReadScanner(cst.CSTVisitor):
             return opener
         text = mode.value.evaluated_value if isinstance(mode.value, cst.SimpleString) else None
         return opener if text in ('r', 'rt') else None
+
+
+def _sibling(folder: str, other: str) -> str:
+    """The module name `other` (a path) is importable as from `folder`, if it is in it."""
+    parent, _, name = other.rpartition('/')
+    if parent == folder and name.endswith('.py') and name != '__init__.py':
+        return name[:-3]
+    grand, _, package = parent.rpartition('/')
+    if name == '__init__.py' and grand == folder and parent and parent != folder:
+        return package
+    return ''
 
 
 class _BackportUses(cst.CSTVisitor):

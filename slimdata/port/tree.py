@@ -54,12 +54,15 @@ def python_files(root: pathlib.Path, skip: Tuple[pathlib.Path, ...] = ()) -> Ite
                 yield pathlib.Path(folder, name).relative_to(root).as_posix()
 
 
-def _port_passes(code: str, report_unknown_contrib: bool) -> List[_Stage]:
+def _port_passes(code: str, report_unknown_contrib: bool, path: str = '',
+                 paths: frozenset = frozenset()) -> List[_Stage]:
     stages = []
     for make_pass, words in PASSES:
-        if any(word in code for word in words):
-            code, notes = run_pass(make_pass(report_unknown_contrib=report_unknown_contrib),
-                                   code)
+        # A package's __init__.py always gets the Python 3 pass (its implicit relative imports).
+        if any(word in code for word in words) or (
+                make_pass is Py3Pass and path.rpartition('/')[2] == '__init__.py'):
+            code, notes = run_pass(make_pass(report_unknown_contrib=report_unknown_contrib,
+                                             path=path, paths=paths), code)
             stages.append(_Stage(code, notes))
     return stages
 
@@ -101,7 +104,7 @@ def port_sources(sources: Dict[str, str],
     with progress.Progress(len(sources), 'porting', unit='files', delay=1.0) as shown:
         for path, code in sources.items():
             try:
-                staged[path] = _port_passes(code, report_unknown_contrib=not tf_upgrade)
+                staged[path] = _port_passes(code, not tf_upgrade, path, frozenset(sources))
             except cst.ParserSyntaxError as error:
                 message = f'could not parse (Python 2 code?): {error.message}'
                 problems.append(f'{path}:{error.raw_line}: {message}')
