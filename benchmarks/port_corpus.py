@@ -50,7 +50,7 @@ import numpy as np
 from PIL import Image
 
 HERE = pathlib.Path(__file__).resolve().parent
-STEP_TIMEOUT = 1800  # seconds; a hang guard, not a measure
+STEP_TIMEOUT = 900  # seconds; a hang guard (a starved input queue waits forever), not a measure
 VOC_CLASSES = ('aeroplane', 'bicycle', 'bird', 'boat', 'bottle', 'bus', 'car', 'cat', 'chair',
                'cow', 'diningtable', 'dog', 'horse', 'motorbike', 'person', 'pottedplant',
                'sheep', 'sofa', 'train', 'tvmonitor')
@@ -241,8 +241,9 @@ def mnist_files(root: pathlib.Path, rng: np.random.Generator, train: int = 60000
             stream.write(np.array([2049, count], '>i4').tobytes() + labels.tobytes())
 
 
-def flowers_archive(path: pathlib.Path, rng: np.random.Generator, per_class: int = 6) -> None:
-    """flower_photos.tgz: flower_photos/<class>/*.jpg for the five classes."""
+def flowers_archive(path: pathlib.Path, rng: np.random.Generator, per_class: int = 80) -> None:
+    """flower_photos.tgz: flower_photos/<class>/*.jpg for the five classes (slim's converter
+    puts 350 images in validation and the rest in train)."""
     with tarfile.open(path, 'w:gz') as archive:
         for name in ('daisy', 'dandelion', 'roses', 'sunflowers', 'tulips'):
             for index in range(per_class):
