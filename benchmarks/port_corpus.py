@@ -151,8 +151,6 @@ def printed(pattern: str, what: str) -> Callable[[str], str]:
 
 def port(rows: List[Row], repository: str, source: pathlib.Path, work: pathlib.Path) -> bool:
     ported = work / 'ported'
-    if ported.exists():
-        shutil.rmtree(ported)
     report = work / 'port.json'
 
     def check(_output: str) -> str:
@@ -633,7 +631,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             continue
         name = f'{snapshot.name} ({recipe.kind})'
         work = (args.work / snapshot.name).resolve()
-        work.mkdir(parents=True, exist_ok=True)
+        if work.exists():
+            shutil.rmtree(work)  # a converter finding old files would skip its work
+        work.mkdir(parents=True)
         if port(rows, name, snapshot, work):
             recipe.run(rows, name, work / 'ported', work, args.steps)
         for row in rows[-1:]:

@@ -188,3 +188,13 @@ def test_a_contrib_module_without_successor_fails_only_where_used(tmp_path):
     assert first == 'ran'
     assert second.startswith('UnavailableError tensorflow.contrib.quantize.create_training_graph')
     assert 'quantization' in second
+
+
+def test_a_contrib_import_the_code_already_guards_stays():
+    """The OD API imports contrib inside `try: ... except ImportError:` and falls back: a
+    stand-in there would take the fallback away."""
+    code = ('try:\n    from tensorflow.contrib import lookup as contrib_lookup\n'
+            'except ImportError:\n    contrib_lookup = None\n'
+            'table = contrib_lookup\n')
+    results, _ = tree.port_sources({'m.py': code}, tf_upgrade=None)
+    assert results['m.py'][0] == code

@@ -13,6 +13,7 @@ import functools
 from collections import Counter
 import importlib
 import importlib.util
+import re
 import types
 from typing import Dict, List, Optional, Set, Tuple, Union
 
@@ -264,7 +265,7 @@ class NamesPass(SpellingAware, PortTransformer):
         when the code reaches a use (a script whose only use is behind an option, such as
         slim's `--quantize_delay`, then runs), and the line is reported as not ported.
         """
-        if not name.startswith('tensorflow.contrib'):
+        if not name.startswith('tensorflow.contrib') or self._guarded(statement):
             return True
         if self.name_uses[bound] == 0:
             self.note(CHANGED, statement, f'removed the import of {name}: no successor, and '
@@ -272,6 +273,21 @@ class NamesPass(SpellingAware, PortTransformer):
             return []
         self.stand_ins[bound] = (name, self.line_of(statement))
         return [import_statement(_STAND_INS, attribute_for(name), bound)]
+
+    def _guarded(self, statement: cst.CSTNode) -> bool:
+        """Whether `statement` is in a `try:` that handles its ImportError: the code already
+        does without the contrib module on TensorFlow 2 (the OD API's `contrib_lookup`), so the
+        import stays as it is."""
+        node = self.get_metadata(ParentNodeProvider, statement, None)
+        while node is not None and not isinstance(node, cst.Module):
+            if isinstance(node, cst.Try) and any(
+                    handler.type is None or re.search(r'\b(ImportError|ModuleNotFoundError|'
+                                                      r'Exception|BaseException)\b',
+                                                      code_of(handler.type))
+                    for handler in node.handlers):
+                return True
+            node = self.get_metadata(ParentNodeProvider, node, None)
+        return False
 
     def _port_alias_assignment(self, line: cst.SimpleStatementLine,
                                statement: cst.Assign) -> Optional[List[str]]:
