@@ -215,3 +215,32 @@ def test_rnn_cells_are_reported_without_tf_keras_and_ported_with_it():
     else:
         assert 'slimdata.contrib.rnn.LSTMCell(4)' in ported
         assert 'slimdata.contrib.rnn.GRUCell(4)' in ported
+
+
+# -- opt.MovingAverageOptimizer --------------------------------------------------------------
+
+def test_moving_average_optimizer_averages_and_swaps_on_save(tmp_path):
+    from slimdata.contrib.opt import MovingAverageOptimizer
+    decay, rate, steps = 0.5, 0.1, 3
+    with tf.Graph().as_default(), v1.Session() as session:
+        weight = v1.get_variable('w', initializer=4.0)
+        optimizer = MovingAverageOptimizer(v1.train.GradientDescentOptimizer(rate),
+                                           average_decay=decay)
+        with pytest.raises(RuntimeError):
+            optimizer.swapping_saver()
+        train = optimizer.minimize(tf.square(weight))  # gradient 2w
+        saver = optimizer.swapping_saver()
+        session.run(v1.global_variables_initializer())
+        for _ in range(steps):
+            session.run(train)
+        trained = session.run(weight)
+        saver.save(session, str(tmp_path / 'model.ckpt'))
+    value, average = 4.0, 4.0  # the average starts at the variable's initial value
+    for _ in range(steps):
+        value -= rate * 2 * value
+        average = decay * average + (1 - decay) * value
+    assert trained == pytest.approx(value)
+    with tf.Graph().as_default(), v1.Session() as session:
+        weight = v1.get_variable('w', initializer=0.0)
+        v1.train.Saver().restore(session, str(tmp_path / 'model.ckpt'))
+        assert session.run(weight) == pytest.approx(average)

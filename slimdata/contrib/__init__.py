@@ -5,6 +5,8 @@
 - `slimdata.contrib.training.HParams`: `tf.contrib.training.HParams`, reimplemented;
 - `slimdata.contrib.lookup`: `tf.contrib.lookup`'s table constructors on `tf.compat.v1.lookup`;
 - `slimdata.contrib.tfprof.model_analyzer`: `tf.contrib.tfprof`'s on `tf.compat.v1.profiler`;
+- `slimdata.contrib.legacy_seq2seq`: its decoders and sequence losses, reimplemented;
+- `slimdata.contrib.opt.MovingAverageOptimizer`, reimplemented;
 - `slimdata.contrib.rnn`: the TF1 RNN cells (`tf.nn.rnn_cell.*`, `tf.contrib.rnn.*`), which
   TensorFlow 2.21 serves only through Keras 2 (the `tf-keras` package);
 

@@ -138,6 +138,7 @@ def _build_name_rules() -> Dict[str, str]:
         f'{_CONTRIB}.training.python.training.hparam.HParams': 'slimdata.contrib.training.HParams',
         f'{_CONTRIB}.tfprof.*': 'slimdata.contrib.tfprof.*',
         f'{_CONTRIB}.legacy_seq2seq.*': 'slimdata.contrib.legacy_seq2seq.*',
+        f'{_CONTRIB}.opt.MovingAverageOptimizer': 'slimdata.contrib.opt.MovingAverageOptimizer',
         # The TF1 RNN cells: Keras 2's (tf-keras), through slimdata.contrib.rnn.
         f'{_CONTRIB}.rnn.*': 'slimdata.contrib.rnn.*',
         'tensorflow.nn.rnn_cell.*': 'slimdata.contrib.rnn.*',
