@@ -10,11 +10,12 @@
   `bytes_feature('png')`) becomes a bytes literal;
 - numpy's aliases of builtins that numpy 1.24 removed (`np.int`, `np.float`, `np.object`, ...)
   become the builtins they stood for;
-- in a package's `__init__.py`, Python 2's implicit relative imports of its sibling modules
-  (`import fsns` beside `fsns.py`) become explicit (`from . import fsns`): Python 2 took the
-  sibling first, so the meaning is kept (not under `from __future__ import absolute_import`,
-  which turned that off); elsewhere a script's folder is on `sys.path` and
-  `import sibling` works as it is;
+- in a package (a folder with `__init__.py`), Python 2's implicit relative imports of sibling
+  modules (`import fsns` beside `fsns.py`) become explicit: Python 2 took the sibling first, so
+  the meaning is kept (not under `from __future__ import absolute_import`, which turned that
+  off). In `__init__.py`, `from . import fsns`; in another module, which may also run as a
+  script from its folder (where the sibling is top-level), `try: from . import fsns` /
+  `except ImportError: import fsns`;
 - `import contextlib2` (the Python 2 backport, which TF1-era code imports and seldom declares)
   becomes `import contextlib as contextlib2` when every name the file takes from it is in
   Python 3's `contextlib` (`ExitStack`, `suppress`, ...).
@@ -81,9 +82,12 @@ class Py3Pass(SpellingAware, PortTransformer):
     def __init__(self, path: str = '', paths: frozenset = frozenset(), **_options) -> None:
         super().__init__()
         folder, _, name = path.rpartition('/')
-        # Siblings of a package's __init__.py: the modules `import X` meant in Python 2.
-        self.siblings = frozenset() if name != '__init__.py' else frozenset(
-            _sibling(folder, other) for other in paths if _sibling(folder, other))
+        # The modules `import X` meant in Python 2 in a package's module: its siblings.
+        in_package = f'{folder}/__init__.py'.lstrip('/') in paths and name.endswith('.py')
+        self.siblings = frozenset(_sibling(folder, other) for other in paths
+                                  if in_package and _sibling(folder, other))
+        self.package_init = name == '__init__.py'
+        self.except_depth = 0  # inside an except block: a fallback import is left alone
         self.binary_reads: Dict[cst.Call, str] = {}   # opener call -> why it reads bytes
         self.text_reads: Set[cst.Call] = set()         # TensorFlow file read whole as text
 
@@ -108,12 +112,6 @@ class Py3Pass(SpellingAware, PortTransformer):
         return updated
 
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):
-        if (not original.relative and original.module is not None
-                and code_of(original.module).split('.')[0] in self.siblings):
-            self.note(CHANGED, original, f'from {code_of(original.module)} import ... -> from '
-                                         f'.{code_of(original.module)} import ... (a sibling '
-                                         'module: implicit relative import of Python 2)')
-            return updated.with_changes(relative=[cst.Dot()])
         if (original.relative or not original.module or code_of(original.module) != 'collections'
                 or isinstance(original.names, cst.ImportStar)):
             return updated
@@ -142,17 +140,53 @@ class Py3Pass(SpellingAware, PortTransformer):
         node.visit(uses)
         self.contextlib_names = uses.names
 
+    # -- implicit relative imports ------------------------------------------------------------
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
+                                  updated: cst.SimpleStatementLine):
+        relative = self._relative_import(original)
+        if relative is None:
+            return updated
+        old = code_of(original.body[0])
+        self.note(CHANGED, original, f'{old} -> {relative} (a sibling module: an implicit '
+                                     'relative import of Python 2)')
+        if self.package_init:
+            code = relative
+        else:
+            # A module of a package may also run as a script from its folder, where the
+            # sibling is a top-level module: both work.
+            code = f'try:\n    {relative}\nexcept ImportError:\n    {old}'
+        return cst.parse_statement(code + '\n').with_changes(
+            leading_lines=original.leading_lines)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self.except_depth += 1
+
+    def leave_ExceptHandler(self, original: cst.ExceptHandler,
+                            updated: cst.ExceptHandler) -> cst.ExceptHandler:
+        self.except_depth -= 1
+        return updated
+
+    def _relative_import(self, line: cst.SimpleStatementLine) -> Optional[str]:
+        """The explicit relative form of a one-statement line importing siblings, or None
+        (also in an except block: the fallback this pass writes, or the author's own)."""
+        if not self.siblings or len(line.body) != 1 or self.except_depth:
+            return None
+        statement = line.body[0]
+        if isinstance(statement, cst.Import):
+            if all(code_of(alias.name) in self.siblings for alias in statement.names):
+                return 'from . import ' + ', '.join(code_of(alias).rstrip(', ')
+                                                    for alias in statement.names)
+        elif (isinstance(statement, cst.ImportFrom) and not statement.relative
+              and statement.module is not None
+              and code_of(statement.module).split('.')[0] in self.siblings):
+            return 'from .' + code_of(statement)[len('from '):]
+        return None
+
     # -- contextlib2 -------------------------------------------------------------------------
 
     def leave_Import(self, original: cst.Import, updated: cst.Import):
         names = [code_of(alias.name) for alias in original.names]
-        if self.siblings and all(name in self.siblings for name in names):
-            self.note(CHANGED, original, f'import {", ".join(names)} -> from . import ... '
-                                         '(a sibling module: implicit relative import of '
-                                         'Python 2)')
-            return cst.ImportFrom(module=None, relative=[cst.Dot()],
-                                  names=[alias.with_changes(comma=alias.comma)
-                                         for alias in updated.names])
         if names != ['contextlib2'] or original.names[0].asname is not None:
             return updated
         missing = sorted(name for name in self.contextlib_names
@@ -267,6 +301,19 @@ class _ReadScanner(cst.CSTVisitor):
             return opener
         text = mode.value.evaluated_value if isinstance(mode.value, cst.SimpleString) else None
         return opener if text in ('r', 'rt') else None
+
+
+_TOP_IMPORT = re.compile(r'^[ \t]*(?:import|from)[ \t]+(\w+)', re.MULTILINE)
+
+
+def imports_siblings(code: str, path: str, paths: frozenset) -> bool:
+    """Whether `code` (of `path`, in a tree of `paths`) imports a module beside it by a plain
+    name: cheap (a regular expression), to decide whether to run the pass at all."""
+    folder, _, _ = path.rpartition('/')
+    if f'{folder}/__init__.py'.lstrip('/') not in paths:
+        return False
+    names = set(_TOP_IMPORT.findall(code))
+    return any(_sibling(folder, other) in names for other in paths)
 
 
 def _sibling(folder: str, other: str) -> str:

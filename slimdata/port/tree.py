@@ -21,7 +21,7 @@ from slimdata.port import upgrade_v2
 from slimdata.port.edits import NOT_PORTED, Note, run_pass
 from slimdata.port.entry import EntryPass
 from slimdata.port.names import NamesPass
-from slimdata.port.py3 import Py3Pass
+from slimdata.port.py3 import Py3Pass, imports_siblings
 from slimdata.port.report import FileReport, PortReport, line_map
 
 #: The passes, in order, and the words a file must contain for the pass to have work in it.
@@ -58,9 +58,9 @@ def _port_passes(code: str, report_unknown_contrib: bool, path: str = '',
                  paths: frozenset = frozenset()) -> List[_Stage]:
     stages = []
     for make_pass, words in PASSES:
-        # A package's __init__.py always gets the Python 3 pass (its implicit relative imports).
+        # Python 2's implicit relative imports name no word: the pass looks for them itself.
         if any(word in code for word in words) or (
-                make_pass is Py3Pass and path.rpartition('/')[2] == '__init__.py'):
+                make_pass is Py3Pass and imports_siblings(code, path, paths)):
             code, notes = run_pass(make_pass(report_unknown_contrib=report_unknown_contrib,
                                              path=path, paths=paths), code)
             stages.append(_Stage(code, notes))
