@@ -77,7 +77,7 @@ def test_implicit_relative_imports_of_a_package_init_run(tmp_path):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(code)
     assert results['pkg/fsns.py'][0].startswith(
-        'try:\n    from . import fsns_helper\nexcept ImportError:\n    import fsns_helper\n')
+        'if __package__:\n    from . import fsns_helper\nelse:\n    import fsns_helper\n')
     done = subprocess.run([sys.executable, '-c', 'import pkg; print(pkg.fsns.value, pkg.thing)'],
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == '1 2', done.stderr

@@ -14,8 +14,8 @@
   modules (`import fsns` beside `fsns.py`) become explicit: Python 2 took the sibling first, so
   the meaning is kept (not under `from __future__ import absolute_import`, which turned that
   off). In `__init__.py`, `from . import fsns`; in another module, which may also run as a
-  script from its folder (where the sibling is top-level), `try: from . import fsns` /
-  `except ImportError: import fsns`;
+  script from its folder (where the sibling is top-level), `if __package__: from . import
+  fsns` / `else: import fsns`;
 - `import contextlib2` (the Python 2 backport, which TF1-era code imports and seldom declares)
   becomes `import contextlib as contextlib2` when every name the file takes from it is in
   Python 3's `contextlib` (`ExitStack`, `suppress`, ...).
@@ -87,7 +87,7 @@ class Py3Pass(SpellingAware, PortTransformer):
         self.siblings = frozenset(_sibling(folder, other) for other in paths
                                   if in_package and _sibling(folder, other))
         self.package_init = name == '__init__.py'
-        self.except_depth = 0  # inside an except block: a fallback import is left alone
+        self.guard_depth = 0  # in an except block or an `if __package__:`: left alone
         self.binary_reads: Dict[cst.Call, str] = {}   # opener call -> why it reads bytes
         self.text_reads: Set[cst.Call] = set()         # TensorFlow file read whole as text
 
@@ -154,23 +154,33 @@ class Py3Pass(SpellingAware, PortTransformer):
             code = relative
         else:
             # A module of a package may also run as a script from its folder, where the
-            # sibling is a top-level module: both work.
-            code = f'try:\n    {relative}\nexcept ImportError:\n    {old}'
+            # sibling is a top-level module: both work (and an ImportError inside the sibling
+            # is not taken for its absence, as a try/except would).
+            code = f'if __package__:\n    {relative}\nelse:\n    {old}'
         return cst.parse_statement(code + '\n').with_changes(
             leading_lines=original.leading_lines)
 
     def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        self.except_depth += 1
+        self.guard_depth += 1
 
     def leave_ExceptHandler(self, original: cst.ExceptHandler,
                             updated: cst.ExceptHandler) -> cst.ExceptHandler:
-        self.except_depth -= 1
+        self.guard_depth -= 1
+        return updated
+
+    def visit_If(self, node: cst.If) -> None:
+        if code_of(node.test) == '__package__':
+            self.guard_depth += 1
+
+    def leave_If(self, original: cst.If, updated: cst.If) -> cst.BaseStatement:
+        if code_of(original.test) == '__package__':
+            self.guard_depth -= 1
         return updated
 
     def _relative_import(self, line: cst.SimpleStatementLine) -> Optional[str]:
         """The explicit relative form of a one-statement line importing siblings, or None
-        (also in an except block: the fallback this pass writes, or the author's own)."""
-        if not self.siblings or len(line.body) != 1 or self.except_depth:
+        (also under `if __package__:`, which this pass writes, or in an except block)."""
+        if not self.siblings or len(line.body) != 1 or self.guard_depth:
             return None
         statement = line.body[0]
         if isinstance(statement, cst.Import):
