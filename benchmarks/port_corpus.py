@@ -582,7 +582,7 @@ RECIPES = (
 #: Failures that are the repository's own bugs (they fail on TF1 as well), by their message:
 #: what no tool should fix, and why.
 KNOWN_BUGS = {
-    "No module named 'unittest_utils'": (
+    "No module named 'StringIO'": (
         "attention_ocr (2019)'s own Python 2 code: python/datasets/__init__.py imports its "
         'tests (fsns_test), whose helper datasets/unittest_utils.py:18 does `import StringIO` '
         '(Python 2) for PNG bytes; io.StringIO (text) or io.BytesIO (bytes) depends on use, '
