@@ -105,7 +105,7 @@ class Py3Pass(SpellingAware, PortTransformer):
             return updated.with_changes(value=cst.parse_expression(
                 f'{original.value.value}.abc'))
         builtin = _NUMPY_ALIASES.get(name or '')
-        if builtin and not hasattr(_numpy(), original.attr.value):
+        if builtin and original.attr.value not in vars(_numpy()):  # no FutureWarning probe
             self.note(CHANGED, original, f'{code_of(original)} -> {builtin} (numpy removed the '
                                          'alias of the builtin in 1.24)')
             return cst.Name(builtin)
