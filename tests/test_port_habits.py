@@ -18,6 +18,7 @@ def _port_and_run(code: str):
     return ported, notes, namespace
 
 
+@pytest.mark.filterwarnings('ignore::FutureWarning')  # numpy's note on np.object
 def test_original_numpy_aliases_fail_on_this_numpy():
     for alias in ('int', 'float', 'object'):
         with pytest.raises(AttributeError):
