@@ -579,15 +579,17 @@ RECIPES = (
 )
 
 
-#: Failures that are the repository's own bugs (they fail on TF1 as well), by their message:
-#: what no tool should fix, and why.
-KNOWN_BUGS = {
+#: Failures that are the repository's own (they fail on TF1 as well, or are Python 2 code), by
+#: their message: the label of the row, and what no tool should fix, and why.
+KNOWN_FAILURES = {
     "No module named 'StringIO'": (
-        "attention_ocr (2019)'s own Python 2 code: python/datasets/__init__.py imports its "
-        'tests (fsns_test), whose helper datasets/unittest_utils.py:18 does `import StringIO` '
-        '(Python 2) for PNG bytes; io.StringIO (text) or io.BytesIO (bytes) depends on use, '
-        'which a tool cannot tell from the name'),
+        'Python 2 code',
+        "attention_ocr (2019): python/datasets/__init__.py imports its tests (fsns_test), "
+        'whose helper datasets/unittest_utils.py:18 does `import StringIO` (Python 2) for PNG '
+        'bytes; io.StringIO (text) or io.BytesIO (bytes) depends on the use, which a tool '
+        'cannot tell from the name'),
     'Can not convert a tuple into a Tensor or Operation': (
+        'repository bug',
         "SSD-Tensorflow's own bug (balancap/SSD-Tensorflow#154, TF 1.4, 2017): "
         'eval_ssd_network.py passes eval_op=list(names_to_updates.values()), whose items '
         'are tuples of update ops (tf_extended metrics); slim.evaluation has required a flat '
@@ -596,12 +598,12 @@ KNOWN_BUGS = {
 }
 
 
-def _explain_known_bugs(rows: List[Row]) -> None:
+def _explain_known_failures(rows: List[Row]) -> None:
     for row in rows:
-        for message, explanation in KNOWN_BUGS.items():
+        for message, (label, explanation) in KNOWN_FAILURES.items():
             if row.status.startswith('exit') and row.status != 'exit 0' and (
                     message in row.result):
-                row.status += ' (repository bug)'
+                row.status += f' ({label})'
                 row.result += f' -- {explanation}'
 
 
@@ -643,14 +645,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             recipe.run(rows, name, work / 'ported', work, args.steps)
         for row in rows[-1:]:
             print(f'{row.repository}: {row.step}: {row.status}', file=sys.stderr)
-    _explain_known_bugs(rows)
+    _explain_known_failures(rows)
     if args.markdown:
         print(markdown(rows))
     else:
         for row in rows:
             print(f'{row.repository:<40} {row.step:<55} {row.status:<18} {row.seconds:7.1f} s'
                   f'  {row.result}')
-    return 0 if all(row.status in ('exit 0', 'not run') or 'repository bug' in row.status
+    return 0 if all(row.status in ('exit 0', 'not run', 'none') or '(' in row.status
                     for row in rows) else 1
 
 
