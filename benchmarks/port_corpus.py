@@ -202,24 +202,27 @@ def voc_detection_tree(root: pathlib.Path, count: int, rng: np.random.Generator)
             ''.join(f'{name}  1\n' for name in part))
 
 
-def voc_segmentation_tree(root: pathlib.Path, count: int, rng: np.random.Generator) -> None:
+def voc_segmentation_tree(root: pathlib.Path, rng: np.random.Generator,
+                          splits: Sequence = (('train', 1464), ('val', 1449))) -> None:
     """Pascal VOC 2012 segmentation: JPEGImages, SegmentationClass (palette PNGs, 255 = the
-    border), ImageSets/Segmentation/{train,val}.txt."""
+    border), ImageSets/Segmentation/{train,val}.txt, with the published split sizes (deeplab
+    states them, and slimdata's reader checks an epoch against them)."""
     for folder in ('JPEGImages', 'SegmentationClass', 'ImageSets/Segmentation'):
         (root / folder).mkdir(parents=True, exist_ok=True)
     palette = [value for index in range(256) for value in
                (index * 37 % 256, index * 91 % 256, index * 53 % 256)]
-    names = [f'2007_{index:06d}' for index in range(count)]
-    for name in names:
-        _image(rng, 48, 64).save(root / 'JPEGImages' / f'{name}.jpg', quality=90)
-        label = rng.integers(0, 21, (48, 64), dtype=np.uint8)
-        label[0, :] = 255
-        png = Image.fromarray(label, mode='P')
-        png.putpalette(palette)
-        png.save(root / 'SegmentationClass' / f'{name}.png')
-    half = count // 2
-    (root / 'ImageSets/Segmentation/train.txt').write_text('\n'.join(names[:half]) + '\n')
-    (root / 'ImageSets/Segmentation/val.txt').write_text('\n'.join(names[half:]) + '\n')
+    start = 0
+    for split, count in splits:
+        names = [f'2007_{index:06d}' for index in range(start, start + count)]
+        start += count
+        for name in names:
+            _image(rng, 48, 64).save(root / 'JPEGImages' / f'{name}.jpg', quality=90)
+            label = rng.integers(0, 21, (48, 64), dtype=np.uint8)
+            label[0, :] = 255
+            png = Image.fromarray(label, mode='P')
+            png.putpalette(palette)
+            png.save(root / 'SegmentationClass' / f'{name}.png')
+        (root / f'ImageSets/Segmentation/{split}.txt').write_text('\n'.join(names) + '\n')
 
 
 def mnist_files(root: pathlib.Path, rng: np.random.Generator, train: int = 60000,
@@ -403,7 +406,7 @@ def deeplab(rows: List[Row], name: str, ported: pathlib.Path, work: pathlib.Path
     env = {'PYTHONPATH': f'{research}{os.pathsep}{research / "slim"}'}
     rng = np.random.default_rng(2)
     voc = work / 'VOC2012'
-    voc_segmentation_tree(voc, 12, rng)
+    voc_segmentation_tree(voc, rng)
     python = sys.executable
     datasets = research / 'deeplab' / 'datasets'
     if not run_step(rows, name, 'remove_gt_colormap.py', [
