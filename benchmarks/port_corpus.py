@@ -644,9 +644,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if work.exists():
             shutil.rmtree(work)  # a converter finding old files would skip its work
         work.mkdir(parents=True)
+        first = len(rows)
         if port(rows, name, snapshot, work):
             recipe.run(rows, name, work / 'ported', work, args.steps)
-        for row in rows[-1:]:
+        # Each repository's rows as soon as it is done (a long run stopped keeps them).
+        (work / 'rows.json').write_text(json.dumps([dataclasses.asdict(row)
+                                                    for row in rows[first:]], indent=1))
+        for row in rows[first:]:
             print(f'{row.repository}: {row.step}: {row.status}', file=sys.stderr)
     _explain_known_failures(rows)
     if args.markdown:
