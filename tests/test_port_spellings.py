@@ -198,3 +198,15 @@ def test_a_contrib_import_the_code_already_guards_stays():
             'table = contrib_lookup\n')
     results, _ = tree.port_sources({'m.py': code}, tf_upgrade=None)
     assert results['m.py'][0] == code
+
+
+def test_a_tf_layers_name_that_is_not_a_call_is_reported():
+    """deeplab 2024's `class Conv2D(tf.keras.layers.Conv2D, tf.layers.Layer)`: Keras 3 has no
+    tf.layers, and nothing in tf_slim stands for its base class."""
+    code = ('import tensorflow.compat.v1 as tf\n\n'
+            'class Conv2D(tf.keras.layers.Conv2D, tf.layers.Layer):\n    pass\n')
+    results, _ = tree.port_sources({'m.py': code}, tf_upgrade=None)
+    ported, notes = results['m.py']
+    assert ported == code
+    assert [(note.kind, note.line) for note in notes] == [('not ported', 3)]
+    assert 'Keras 3' in notes[0].message

@@ -332,8 +332,14 @@ class NamesPass(SpellingAware, PortTransformer):
         parent = self.get_metadata(ParentNodeProvider, original)
         if isinstance(parent, cst.Attribute) and parent.value is original:
             return updated  # the outermost attribute of the chain decides
-        if (root.value in self.rebound or name.startswith(_TF_LAYERS)
-                or self._alias_target(original) is not None):
+        if name.startswith(_TF_LAYERS):
+            if not (isinstance(parent, cst.Call) and parent.func is original):
+                # A call is ported or reported by leave_Call; any other use (a base class,
+                # `tf.layers.Layer`) has no tf_slim counterpart.
+                self.note(NOT_PORTED, original, f'{code_of(original)}: '
+                                                f'{rules.TF_LAYERS_UNPORTABLE}')
+            return updated
+        if root.value in self.rebound or self._alias_target(original) is not None:
             return updated
         target = checked_successor(name)
         if target is None:
