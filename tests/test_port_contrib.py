@@ -244,3 +244,23 @@ def test_moving_average_optimizer_averages_and_swaps_on_save(tmp_path):
         weight = v1.get_variable('w', initializer=0.0)
         v1.train.Saver().restore(session, str(tmp_path / 'model.ckpt'))
         assert session.run(weight) == pytest.approx(average)
+
+
+
+def test_profile_context_disabled_does_nothing_enabled_says_why():
+    from slimdata.contrib.tfprof import ProfileContext
+    with ProfileContext(enabled=False, profile_dir='/nowhere') as context:
+        assert context.profile_dir == '/nowhere'
+    with pytest.raises(NotImplementedError, match='tf.profiler.experimental'):
+        ProfileContext('/tmp/profile')
+
+
+def test_a_name_missing_from_a_moved_module_is_reported():
+    code = ('from tensorflow.contrib import tfprof as contrib_tfprof\n'
+            'analyzer = contrib_tfprof.model_analyzer\n'
+            'other = contrib_tfprof.no_such_thing\n')
+    results, _ = tree.port_sources({'m.py': code}, tf_upgrade=None)
+    ported, notes = results['m.py']
+    assert ported.startswith('from slimdata.contrib import tfprof as contrib_tfprof\n')
+    assert [(note.kind, note.line) for note in notes if note.kind == 'not ported'] == [
+        ('not ported', 3)]

@@ -340,6 +340,8 @@ class NamesPass(SpellingAware, PortTransformer):
                                                 f'{rules.TF_LAYERS_UNPORTABLE}')
             return updated
         if root.value in self.rebound or self._alias_target(original) is not None:
+            if rules.successor(name) is not None and checked_successor(name) is None:
+                self._report_unportable_use(original, name)  # the new module lacks this name
             return updated
         target = checked_successor(name)
         if target is None:
