@@ -228,8 +228,9 @@ def test_graph_mode_switched_on_where_a_script_starts_once():
     old = ('import tensorflow as tf\n\n\ndef main(_):\n    pass\n\n\n'
            "if __name__ == '__main__':\n    tf.app.run()\n")
     code, notes = _port(old)
-    assert ("if __name__ == '__main__':\n    tf.compat.v1.disable_eager_execution()\n"
-            '    tf.app.run()\n') in code
+    assert code.startswith("import tensorflow as tf\nif __name__ == '__main__':  # TF1 "
+                           'behaviour (slimdata port)\n    tf.compat.v1.disable_v2_behavior()\n'
+                           '    tf.compat.v1.enable_resource_variables()\n')
     assert _port(code)[0] == code  # a second port adds nothing
 
 

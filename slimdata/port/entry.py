@@ -1,21 +1,53 @@
-"""The entry-point pass: graph mode where a TF1 script starts.
+"""The entry-point pass: TF1 behaviour where a TF1 script starts.
 
-TF1 scripts build graphs and run them in sessions; under TensorFlow 2 they need
-`tf.compat.v1.disable_eager_execution()` before anything builds a graph. The pass puts it as
-the first statement of the script's `if __name__ == '__main__':` block (or, with no such
-block, just before a module-level `tf.app.run()`), in files that import TensorFlow and do not
-already switch eager execution or v2 behaviour off or on.
+TF1 scripts build graphs and run them in sessions, and read shapes the TF1 way
+(`x.get_shape()[1].value`, `[d.value for d in shape]`); under TensorFlow 2 they need
+`tf.compat.v1.disable_v2_behavior()` before anything builds a graph: graph mode, v1
+`TensorShape` (its `Dimension`s have `.value`), v1 control flow, tensors compared by identity
+(usable as dict keys), `tf2.enabled()` false - TensorFlow's own switch for "run this as TF1";
+then `enable_resource_variables()` (see TF1_BEHAVIOUR).
+
+The pass puts it, guarded by `if __name__ == '__main__':`, right after the module-level
+statement that imports TensorFlow, in a file that is a script: one with an
+`if __name__ == '__main__':` block or a module-level `tf.app.run()` / `absl.app.run(main)`.
+So it runs when the file runs as a script (`python train.py`, `python -m package.train`, and
+before `tf.app.run` calls `main`), before the script imports its own library modules, some of
+which decide at import time what to build (the Object Detection API's model builder imports
+its TF1 or its TF2 feature extractors by `tf2.enabled()`); importing the file as a module
+changes nothing. Only in files that import TensorFlow's TF1 API under any spelling
+(`slimdata.port.spelling`) and do not already switch v2 behaviour or eager execution on, or v2
+behaviour off. The switch is process-wide, so the library modules such a script imports run as
+TF1 too.
 """
 
 from typing import Optional
 
 import libcst as cst
 
-from slimdata.port.edits import CHANGED, PortTransformer, code_of, tensorflow_alias
+from slimdata.port.edits import CHANGED, PortTransformer, code_of
+from slimdata.port.spelling import SpellingAware
 
-_SWITCHES = ('disable_eager_execution', 'enable_eager_execution', 'disable_v2_behavior',
-             'enable_v2_behavior')
-_APP_RUN = ('tensorflow.app.run', 'tensorflow.compat.v1.app.run', 'absl.app.run')
+#: The calls, under the file's TensorFlow alias. Resource variables stay: Keras 3 objects that
+#: TF1-era code mixes in (`tf.keras.regularizers.l2` on a slim variable in attention_ocr)
+#: reject reference variables ("Invalid dtype: float32_ref"), and slim, SSD and deeplab train
+#: the same on either.
+TF1_BEHAVIOUR = ('compat.v1.disable_v2_behavior()', 'compat.v1.enable_resource_variables()')
+_SWITCHES = ('disable_v2_behavior', 'enable_eager_execution', 'enable_v2_behavior')
+_APP_RUN = ('tensorflow.app.run', 'absl.app.run')
+
+
+def _imports_tensorflow(statement: cst.CSTNode) -> bool:
+    """Whether `statement` is a module-level line importing TensorFlow (any spelling)."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Import) and any(
+                code_of(alias.name).split('.')[0] == 'tensorflow' for alias in small.names):
+            return True
+        if (isinstance(small, cst.ImportFrom) and small.module is not None
+                and not small.relative and code_of(small.module) == 'tensorflow.compat'):
+            return True
+    return False
 
 
 def _is_main_guard(statement: cst.CSTNode) -> bool:
@@ -25,41 +57,33 @@ def _is_main_guard(statement: cst.CSTNode) -> bool:
     return test in ("__name__=='__main__'", "'__main__'==__name__")
 
 
-class EntryPass(PortTransformer):
-    """Adds `tf.compat.v1.disable_eager_execution()` where a TF1 script starts."""
+class EntryPass(SpellingAware, PortTransformer):
+    """Adds `tf.compat.v1.disable_v2_behavior()` where a TF1 script starts."""
 
     def __init__(self, **_options) -> None:
         super().__init__()
         self.call: Optional[str] = None
 
     def visit_Module(self, node: cst.Module) -> bool:
-        alias = tensorflow_alias(node)
-        code = node.code
-        if alias is None or any(switch in code for switch in _SWITCHES):
+        spelling = self.learn_spelling(node)
+        if not spelling.tf1 or any(switch in node.code for switch in _SWITCHES):
             return False
-        self.call = f'{alias}.compat.v1.disable_eager_execution()'
+        self.call = f'{spelling.alias}.{TF1_BEHAVIOUR[0]}'
         return True
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-        if self.call is None:
+        if self.call is None or not any(_is_main_guard(statement) or self._is_app_run(statement)
+                                        for statement in original.body):
             return updated
-        body = list(updated.body)
-        for index, statement in enumerate(body):
-            if _is_main_guard(statement):
-                self.note(CHANGED, original.body[index],
-                          f'{self.call} at the start of the __main__ block')
-                block = statement.body
-                first = block.body[0]
-                new = cst.parse_statement(self.call + '\n').with_changes(
-                    leading_lines=first.leading_lines)
-                first = first.with_changes(leading_lines=())
-                body[index] = statement.with_changes(body=block.with_changes(
-                    body=[new, first, *block.body[1:]]))
-                return updated.with_changes(body=body)
         for index, statement in enumerate(original.body):
-            if self._is_app_run(statement):
-                self.note(CHANGED, statement, f'{self.call} before the app.run() call')
-                body.insert(index, cst.parse_statement(self.call + '\n'))
+            if _imports_tensorflow(statement):
+                self.note(CHANGED, statement, f'{self.call} when run as a script, after the '
+                                              'TensorFlow import (TF1 behaviour)')
+                calls = ''.join(f'    {self.spelling.alias}.{call}\n' for call in TF1_BEHAVIOUR)
+                guard = cst.parse_statement(
+                    f"if __name__ == '__main__':  # TF1 behaviour (slimdata port)\n{calls}")
+                body = list(updated.body)
+                body.insert(index + 1, guard)
                 return updated.with_changes(body=body)
         return updated
 

@@ -13,17 +13,21 @@ import functools
 from collections import Counter
 import importlib
 import importlib.util
+import re
 import types
 from typing import Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
 
+from slimdata.contrib.unavailable import attribute_for
 from slimdata.port import rules
 from slimdata.port.edits import (CHANGED, NOT_PORTED, Note, PortTransformer, code_of, dotted,
-                                 import_statement, root_name, tensorflow_alias)
+                                 import_statement, root_name)
+from slimdata.port.spelling import SpellingAware
 
 _TF_LAYERS = 'tensorflow.layers.'
+_STAND_INS = 'slimdata.contrib.unavailable'
 
 
 @functools.lru_cache(maxsize=None)
@@ -117,7 +121,7 @@ def public_name(private: str) -> Optional[str]:
     return next((path for path in candidates if resolve_v1(path) is not None), None)
 
 
-class NamesPass(PortTransformer):
+class NamesPass(SpellingAware, PortTransformer):
     """Renames old contrib / tf_slim / private / tf.layers names (see the module docstring)."""
 
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ParentNodeProvider)
@@ -130,11 +134,12 @@ class NamesPass(PortTransformer):
         self.private_uses: Dict[str, int] = {}  # private module alias -> uses left as they are
         self.private_imports: Dict[str, Tuple[str, int]] = {}  # alias -> (module, line)
         self.name_uses: Counter = Counter()   # Name -> uses outside imports
+        self.stand_ins: Dict[str, Tuple[str, int]] = {}  # bound -> (contrib name, line)
 
     # -- set-up ------------------------------------------------------------------------------
 
     def visit_Module(self, node: cst.Module) -> None:
-        self.tf_alias = tensorflow_alias(node) or 'tf'
+        self.tf_alias = self.learn_spelling(node).alias or 'tf'
         node.visit(_BindingScanner(self))
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
@@ -142,10 +147,31 @@ class NamesPass(PortTransformer):
         for alias in sorted(unused):
             module, line = self.private_imports[alias]
             self.notes.append(Note(CHANGED, line, f'removed the import of {module} (no use left)'))
-        return updated.visit(_PrivateImportRemover(unused)) if unused else updated
+        if unused:
+            updated = updated.visit(_PrivateImportRemover(unused))
+        return self._settle_stand_ins(updated)
+
+    def _settle_stand_ins(self, module: cst.Module) -> cst.Module:
+        """Keeps the `Unavailable` stand-in of a contrib import only where a use of it is left
+        (its other uses were ported to successors); reports it then, else removes it."""
+        if not self.stand_ins:
+            return module
+        counter = _NameCounter()
+        module.visit(counter)
+        unused = set()
+        for bound, (name, line) in self.stand_ins.items():
+            if counter.uses[bound] > 1:  # the stand-in's own import is one
+                reason = rules.unportable_reason(name)
+                self.notes.append(Note(NOT_PORTED, line, f'{name}: {reason} (its uses raise an '
+                                                         'ImportError saying so)'))
+            else:
+                unused.add(bound)
+                self.notes.append(Note(CHANGED, line, f'removed the import of {name}: every use '
+                                                      'of it was ported'))
+        return module.visit(_StandInRemover(unused)) if unused else module
 
     def tf_name(self, path: str) -> cst.BaseExpression:
-        if self.tf_alias == 'tf':
+        if self.spelling.alias is None:
             self.need_import('import tensorflow as tf')
         return dotted(f'{self.tf_alias}.{path}')
 
@@ -177,15 +203,18 @@ class NamesPass(PortTransformer):
         if statement.relative or statement.module is None or isinstance(statement.names,
                                                                           cst.ImportStar):
             return None
-        module = code_of(statement.module)
+        module = self.spelling.canonical(code_of(statement.module))
         kept, new_lines = [], []
         for alias in statement.names:
             name = code_of(alias.name)
             bound = alias.asname.name.value if alias.asname else name
             target = checked_successor(f'{module}.{name}')
             if target is None:
-                if not self._drop_unused_import(statement, f'{module}.{name}', bound):
+                kept_line = self._unported_import(statement, f'{module}.{name}', bound)
+                if kept_line is True:
                     kept.append(alias)
+                elif kept_line:
+                    new_lines.extend(kept_line)
                 continue
             parent, _, last = importable(target).rpartition('.')
             new_lines.append(import_statement(parent, last, bound))
@@ -200,12 +229,16 @@ class NamesPass(PortTransformer):
     def _port_import(self, statement: cst.Import) -> Optional[List[str]]:
         kept, new_lines = [], []
         for alias in statement.names:
-            name = code_of(alias.name)
+            name = self.spelling.canonical(code_of(alias.name))
             target = checked_successor(name)
             bound = alias.asname.name.value if alias.asname else name.split('.')[0]
             if target is None:
-                if not self._drop_unused_import(statement, name, bound):
+                kept_line = (self._unported_import(statement, name, bound)
+                             if alias.asname else True)
+                if kept_line is True:
                     kept.append(alias)
+                elif kept_line:
+                    new_lines.extend(kept_line)
                 continue
             self.note(CHANGED, statement, f'{name} -> {target}')
             if alias.asname is None and '.' in name:
@@ -222,18 +255,38 @@ class NamesPass(PortTransformer):
             new_lines.insert(0, code_of(statement.with_changes(names=kept)).strip())
         return list(dict.fromkeys(new_lines))
 
-    def _drop_unused_import(self, statement: cst.CSTNode, name: str, bound: str) -> bool:
-        """Whether to drop the import of contrib `name` (no successor): when nothing uses it.
+    def _unported_import(self, statement: cst.CSTNode, name: str,
+                         bound: str) -> Union[bool, List[str]]:
+        """What becomes of the import of `name`, which has no successor: True keeps it.
 
-        Reports it as not ported when something does.
+        A contrib name cannot import on TensorFlow 2. Nothing in the file uses it: the import
+        goes ([]). Something does: `bound` is imported from `slimdata.contrib.unavailable`, an
+        `Unavailable` standing for it, which raises an ImportError naming it and the reason
+        when the code reaches a use (a script whose only use is behind an option, such as
+        slim's `--quantize_delay`, then runs), and the line is reported as not ported.
         """
-        if not name.startswith('tensorflow.contrib'):
-            return False
+        if not name.startswith('tensorflow.contrib') or self._guarded(statement):
+            return True
         if self.name_uses[bound] == 0:
             self.note(CHANGED, statement, f'removed the import of {name}: no successor, and '
                                           'nothing in the file uses it')
-            return True
-        self.note(NOT_PORTED, statement, f'{name}: {rules.unportable_reason(name)}')
+            return []
+        self.stand_ins[bound] = (name, self.line_of(statement))
+        return [import_statement(_STAND_INS, attribute_for(name), bound)]
+
+    def _guarded(self, statement: cst.CSTNode) -> bool:
+        """Whether `statement` is in a `try:` that handles its ImportError: the code already
+        does without the contrib module on TensorFlow 2 (the OD API's `contrib_lookup`), so the
+        import stays as it is."""
+        node = self.get_metadata(ParentNodeProvider, statement, None)
+        while node is not None and not isinstance(node, cst.Module):
+            if isinstance(node, cst.Try) and any(
+                    handler.type is None or re.search(r'\b(ImportError|ModuleNotFoundError|'
+                                                      r'Exception|BaseException)\b',
+                                                      code_of(handler.type))
+                    for handler in node.handlers):
+                return True
+            node = self.get_metadata(ParentNodeProvider, node, None)
         return False
 
     def _port_alias_assignment(self, line: cst.SimpleStatementLine,
@@ -279,25 +332,37 @@ class NamesPass(PortTransformer):
         parent = self.get_metadata(ParentNodeProvider, original)
         if isinstance(parent, cst.Attribute) and parent.value is original:
             return updated  # the outermost attribute of the chain decides
-        if (root.value in self.rebound or name.startswith(_TF_LAYERS)
-                or self._alias_target(original) is not None):
+        if name.startswith(_TF_LAYERS):
+            if not (isinstance(parent, cst.Call) and parent.func is original):
+                # A call is ported or reported by leave_Call; any other use (a base class,
+                # `tf.layers.Layer`) has no tf_slim counterpart.
+                self.note(NOT_PORTED, original, f'{code_of(original)}: '
+                                                f'{rules.TF_LAYERS_UNPORTABLE}')
+            return updated
+        if root.value in self.rebound or self._alias_target(original) is not None:
+            if rules.successor(name) is not None and checked_successor(name) is None:
+                self._report_unportable_use(original, name)  # the new module lacks this name
             return updated
         target = checked_successor(name)
         if target is None:
             self._report_unportable_use(original, name)
             return updated
-        module = module_of(target)
-        self.need_import(f'import {module}')
         self.note(CHANGED, original, f'{code_of(original)} -> {target}')
+        if target.startswith('tensorflow.'):
+            return self.tf_name(target[len('tensorflow.'):])
+        self.need_import(f'import {module_of(target)}')
         return dotted(target)
 
     def _report_unportable_use(self, node: cst.CSTNode, name: str) -> None:
-        if not name.startswith('tensorflow.contrib'):
+        reason = rules.unportable_reason(name)
+        if name.startswith('tensorflow.python') or (
+                reason is None and not name.startswith('tensorflow.contrib')):
             return
         missing = rules.successor(name)
-        reason = (f'{missing} (its successor by the rules) is not in the installed tf_slim / '
-                  'TensorFlow' if missing else rules.unportable_reason(name))
-        generic = reason == rules.UNPORTABLE['tensorflow.contrib']
+        generic = reason in (None, rules.UNPORTABLE['tensorflow.contrib'])
+        if missing and generic:
+            reason = (f'{missing} (its successor by the rules) is not in the installed '
+                      'tf_slim / TensorFlow')
         if missing or not generic or self.report_unknown_contrib:
             self.note(NOT_PORTED, node, f'{name}: {reason}')
 
@@ -335,7 +400,7 @@ class NamesPass(PortTransformer):
             return updated
         layer = name[len(_TF_LAYERS):]
         port = rules.TF_LAYERS.get(layer)
-        arguments = _layer_arguments(port, original.args) if port else None
+        arguments = _layer_arguments(port, updated.args) if port else None
         if arguments is None:
             self.note(NOT_PORTED, original, f'tf.layers.{layer}: {rules.TF_LAYERS_UNPORTABLE}')
             return updated
@@ -420,12 +485,13 @@ class _BindingScanner(cst.CSTVisitor):
         for alias in node.names:
             name = code_of(alias.name)
             bound = alias.asname.name.value if alias.asname else name.split('.')[0]
-            self._bind(node, name, bound, rewritten=alias.asname is not None or '.' not in name)
+            self._bind(node, self.names_pass.spelling.canonical(name), bound,
+                       rewritten=alias.asname is not None or '.' not in name)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
             return
-        module = code_of(node.module)
+        module = self.names_pass.spelling.canonical(code_of(node.module))
         for alias in node.names:
             name = code_of(alias.name)
             self._bind(node, f'{module}.{name}',
@@ -443,6 +509,34 @@ class _BindingScanner(cst.CSTVisitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names_pass.name_uses[node.value] += 1
+
+
+class _NameCounter(cst.CSTVisitor):
+    """Counts the Name nodes of each identifier."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.uses: Counter = Counter()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.uses[node.value] += 1
+
+
+class _StandInRemover(cst.CSTTransformer):
+    """Removes the stand-in imports (`from slimdata.contrib.unavailable import ...`) of
+    unused names."""
+
+    def __init__(self, unused: Set[str]) -> None:
+        super().__init__()
+        self.unused = unused
+
+    def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):
+        if (original.module is None or code_of(original.module) != _STAND_INS
+                or isinstance(original.names, cst.ImportStar)):
+            return updated
+        bound = {alias.asname.name.value if alias.asname else code_of(alias.name)
+                 for alias in original.names}
+        return cst.RemoveFromParent() if bound <= self.unused else updated
 
 
 class _PrivateImportRemover(cst.CSTTransformer):

@@ -7,21 +7,45 @@
   says it is image data (`image_data`, `encoded_jpg`, `seg_data`, ...); a TensorFlow file read
   whole in text mode otherwise is reported, not changed;
 - a `str` literal where a `BytesList` needs bytes (`BytesList(value=['jpeg'])`,
-  `bytes_feature('png')`) becomes a bytes literal.
+  `bytes_feature('png')`) becomes a bytes literal;
+- numpy's aliases of builtins that numpy 1.24 removed (`np.int`, `np.float`, `np.object`, ...)
+  become the builtins they stood for;
+- in a package (a folder with `__init__.py`), Python 2's implicit relative imports of sibling
+  modules (`import fsns` beside `fsns.py`) become explicit: Python 2 took the sibling first, so
+  the meaning is kept (not under `from __future__ import absolute_import`, which turned that
+  off). In `__init__.py`, `from . import fsns`; in another module, which may also run as a
+  script from its folder (where the sibling is top-level), `if __package__: from . import
+  fsns` / `else: import fsns`;
+- `import contextlib2` (the Python 2 backport, which TF1-era code imports and seldom declares)
+  becomes `import contextlib as contextlib2` when every name the file takes from it is in
+  Python 3's `contextlib` (`ExitStack`, `suppress`, ...).
 """
 
+import contextlib
 import re
 from typing import Dict, Optional, Set
 
 import libcst as cst
 
 from slimdata.port.edits import CHANGED, NOT_PORTED, PortTransformer, code_of
+from slimdata.port.spelling import SpellingAware
 
 _ABSTRACT_CLASSES = frozenset((
     'AsyncGenerator', 'AsyncIterable', 'AsyncIterator', 'Awaitable', 'ByteString', 'Callable',
     'Collection', 'Container', 'Coroutine', 'Generator', 'Hashable', 'ItemsView', 'Iterable',
     'Iterator', 'KeysView', 'Mapping', 'MappingView', 'MutableMapping', 'MutableSequence',
     'MutableSet', 'Reversible', 'Sequence', 'Set', 'Sized', 'ValuesView'))
+
+# numpy's aliases of builtins, removed in numpy 1.24 (`np.int` in dtype arguments).
+_NUMPY_ALIASES = {'numpy.int': 'int', 'numpy.float': 'float', 'numpy.complex': 'complex',
+                  'numpy.object': 'object', 'numpy.str': 'str', 'numpy.long': 'int',
+                  'numpy.unicode': 'str'}
+
+
+def _numpy():
+    import numpy  # the installed one decides which aliases are gone
+    return numpy
+
 
 # Functions that open a file: the standard ones and TensorFlow's (TF1 names included).
 _OPENERS = frozenset(
@@ -52,11 +76,18 @@ def _mode_argument(call: cst.Call) -> Optional[cst.Arg]:
     return None
 
 
-class Py3Pass(PortTransformer):
+class Py3Pass(SpellingAware, PortTransformer):
     """Fixes the Python 3 breakages of the module docstring."""
 
-    def __init__(self, **_options) -> None:
+    def __init__(self, path: str = '', paths: frozenset = frozenset(), **_options) -> None:
         super().__init__()
+        folder, _, name = path.rpartition('/')
+        # The modules `import X` meant in Python 2 in a package's module: its siblings.
+        in_package = f'{folder}/__init__.py'.lstrip('/') in paths and name.endswith('.py')
+        self.siblings = frozenset(_sibling(folder, other) for other in paths
+                                  if in_package and _sibling(folder, other))
+        self.package_init = name == '__init__.py'
+        self.guard_depth = 0  # in an except block or an `if __package__:`: left alone
         self.binary_reads: Dict[cst.Call, str] = {}   # opener call -> why it reads bytes
         self.text_reads: Set[cst.Call] = set()         # TensorFlow file read whole as text
 
@@ -73,6 +104,11 @@ class Py3Pass(PortTransformer):
                                          f'{original.attr.value}')
             return updated.with_changes(value=cst.parse_expression(
                 f'{original.value.value}.abc'))
+        builtin = _NUMPY_ALIASES.get(name or '')
+        if builtin and original.attr.value not in vars(_numpy()):  # no FutureWarning probe
+            self.note(CHANGED, original, f'{code_of(original)} -> {builtin} (numpy removed the '
+                                         'alias of the builtin in 1.24)')
+            return cst.Name(builtin)
         return updated
 
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):
@@ -96,7 +132,82 @@ class Py3Pass(PortTransformer):
     # -- reads in text mode ------------------------------------------------------------------
 
     def visit_Module(self, node: cst.Module) -> None:
+        self.learn_spelling(node)
+        if 'absolute_import' in node.code:
+            self.siblings = frozenset()  # `from __future__ import absolute_import`: no guess
         self._scan_scope(node)
+        uses = _BackportUses()
+        node.visit(uses)
+        self.contextlib_names = uses.names
+
+    # -- implicit relative imports ------------------------------------------------------------
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
+                                  updated: cst.SimpleStatementLine):
+        relative = self._relative_import(original)
+        if relative is None:
+            return updated
+        old = code_of(original.body[0])
+        self.note(CHANGED, original, f'{old} -> {relative} (a sibling module: an implicit '
+                                     'relative import of Python 2)')
+        if self.package_init:
+            code = relative
+        else:
+            # A module of a package may also run as a script from its folder, where the
+            # sibling is a top-level module: both work (and an ImportError inside the sibling
+            # is not taken for its absence, as a try/except would).
+            code = f'if __package__:\n    {relative}\nelse:\n    {old}'
+        return cst.parse_statement(code + '\n').with_changes(
+            leading_lines=original.leading_lines)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self.guard_depth += 1
+
+    def leave_ExceptHandler(self, original: cst.ExceptHandler,
+                            updated: cst.ExceptHandler) -> cst.ExceptHandler:
+        self.guard_depth -= 1
+        return updated
+
+    def visit_If(self, node: cst.If) -> None:
+        if code_of(node.test) == '__package__':
+            self.guard_depth += 1
+
+    def leave_If(self, original: cst.If, updated: cst.If) -> cst.BaseStatement:
+        if code_of(original.test) == '__package__':
+            self.guard_depth -= 1
+        return updated
+
+    def _relative_import(self, line: cst.SimpleStatementLine) -> Optional[str]:
+        """The explicit relative form of a one-statement line importing siblings, or None
+        (also under `if __package__:`, which this pass writes, or in an except block)."""
+        if not self.siblings or len(line.body) != 1 or self.guard_depth:
+            return None
+        statement = line.body[0]
+        if isinstance(statement, cst.Import):
+            if all(code_of(alias.name) in self.siblings for alias in statement.names):
+                return 'from . import ' + ', '.join(code_of(alias).rstrip(', ')
+                                                    for alias in statement.names)
+        elif (isinstance(statement, cst.ImportFrom) and not statement.relative
+              and statement.module is not None
+              and code_of(statement.module).split('.')[0] in self.siblings):
+            return 'from .' + code_of(statement)[len('from '):]
+        return None
+
+    # -- contextlib2 -------------------------------------------------------------------------
+
+    def leave_Import(self, original: cst.Import, updated: cst.Import):
+        names = [code_of(alias.name) for alias in original.names]
+        if names != ['contextlib2'] or original.names[0].asname is not None:
+            return updated
+        missing = sorted(name for name in self.contextlib_names
+                         if not hasattr(contextlib, name))
+        if missing:
+            self.note(NOT_PORTED, original, f'contextlib2.{missing[0]} is not in Python 3\'s '
+                                            'contextlib: install contextlib2')
+            return updated
+        self.note(CHANGED, original, 'import contextlib2 -> import contextlib as contextlib2 '
+                                     "(Python 3's contextlib has every name used)")
+        return cst.parse_statement('import contextlib as contextlib2\n').body[0]
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scan_scope(node)
@@ -200,6 +311,42 @@ class _ReadScanner(cst.CSTVisitor):
             return opener
         text = mode.value.evaluated_value if isinstance(mode.value, cst.SimpleString) else None
         return opener if text in ('r', 'rt') else None
+
+
+_TOP_IMPORT = re.compile(r'^[ \t]*(?:import|from)[ \t]+(\w+)', re.MULTILINE)
+
+
+def imports_siblings(code: str, path: str, paths: frozenset) -> bool:
+    """Whether `code` (of `path`, in a tree of `paths`) imports a module beside it by a plain
+    name: cheap (a regular expression), to decide whether to run the pass at all."""
+    folder, _, _ = path.rpartition('/')
+    if f'{folder}/__init__.py'.lstrip('/') not in paths:
+        return False
+    names = set(_TOP_IMPORT.findall(code))
+    return any(_sibling(folder, other) in names for other in paths)
+
+
+def _sibling(folder: str, other: str) -> str:
+    """The module name `other` (a path) is importable as from `folder`, if it is in it."""
+    parent, _, name = other.rpartition('/')
+    if parent == folder and name.endswith('.py') and name != '__init__.py':
+        return name[:-3]
+    grand, _, package = parent.rpartition('/')
+    if name == '__init__.py' and grand == folder and parent and parent != folder:
+        return package
+    return ''
+
+
+class _BackportUses(cst.CSTVisitor):
+    """The attributes a module takes from `contextlib2` (`contextlib2.ExitStack` -> ExitStack)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: Set[str] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value == 'contextlib2':
+            self.names.add(node.attr.value)
 
 
 def _names_in(node: cst.CSTNode) -> Set[str]:

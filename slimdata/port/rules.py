@@ -72,6 +72,33 @@ _METRICS_NAMES = (
 _TRAINING_NAMES = ('add_gradients_summaries', 'clip_gradient_norms', 'clip_gradient_norms_fn',
                    'create_train_op', 'multiply_gradients', 'train')
 
+# contrib names that TensorFlow's public API took over (path under tensorflow.compat.v1,
+# where TF1 code keeps its TF1 meaning).
+_CONTRIB_PUBLIC = {
+    'framework.is_tensor': 'is_tensor',
+    'framework.sort': 'sort',
+    'framework.argsort': 'argsort',
+    'framework.load_checkpoint': 'train.load_checkpoint',
+    'framework.list_variables': 'train.list_variables',
+    'framework.load_variable': 'train.load_variable',
+    'framework.init_from_checkpoint': 'train.init_from_checkpoint',
+    'lookup.HashTable': 'lookup.StaticHashTable',
+    'lookup.KeyValueTensorInitializer': 'lookup.KeyValueTensorInitializer',
+    'lookup.TextFileInitializer': 'lookup.TextFileInitializer',
+    'lookup.TextFileIndex': 'lookup.TextFileIndex',
+    'lookup.MutableHashTable': 'lookup.experimental.MutableHashTable',
+    'lookup.MutableDenseHashTable': 'lookup.experimental.DenseHashTable',
+}
+
+# tf.contrib.lookup's table constructors, which TensorFlow 2 does not export (slimdata.contrib).
+_LOOKUP_FUNCTIONS = ('index_table_from_tensor', 'index_to_string_table_from_tensor',
+                     'index_table_from_file', 'index_to_string_table_from_file')
+
+# tf.contrib.training's evaluation loop, which tf_slim.evaluation exports.
+_EVALUATION_NAMES = ('StopAfterNEvalsHook', 'SummaryAtEndHook', 'checkpoints_iterator',
+                     'evaluate_once', 'evaluate_repeatedly', 'get_or_create_eval_step',
+                     'wait_for_new_checkpoint')
+
 _CONTRIB = 'tensorflow.contrib'
 _CONTRIB_SLIM_PY = 'tensorflow.contrib.slim.python.slim'
 _CONTRIB_LAYERS_PY = 'tensorflow.contrib.layers.python.layers'
@@ -106,7 +133,20 @@ def _build_name_rules() -> Dict[str, str]:
         f'{_CONTRIB}.util.make_tensor_proto': 'tensorflow.make_tensor_proto',
         f'{_CONTRIB}.util.make_ndarray': 'tensorflow.make_ndarray',
         f'{_CONTRIB}.framework.nest.*': 'tensorflow.nest.*',
+        # Successors written for slimdata where TensorFlow 2 has none (slimdata.contrib).
+        f'{_CONTRIB}.training.HParams': 'slimdata.contrib.training.HParams',
+        f'{_CONTRIB}.training.python.training.hparam.HParams': 'slimdata.contrib.training.HParams',
+        f'{_CONTRIB}.tfprof.*': 'slimdata.contrib.tfprof.*',
+        f'{_CONTRIB}.legacy_seq2seq.*': 'slimdata.contrib.legacy_seq2seq.*',
+        f'{_CONTRIB}.opt.MovingAverageOptimizer': 'slimdata.contrib.opt.MovingAverageOptimizer',
+        # The TF1 RNN cells: Keras 2's (tf-keras), through slimdata.contrib.rnn.
+        f'{_CONTRIB}.rnn.*': 'slimdata.contrib.rnn.*',
+        'tensorflow.nn.rnn_cell.*': 'slimdata.contrib.rnn.*',
     }
+    for name, public in _CONTRIB_PUBLIC.items():
+        rules[f'{_CONTRIB}.{name}'] = f'tensorflow.compat.v1.{public}'
+    for name in _LOOKUP_FUNCTIONS:
+        rules[f'{_CONTRIB}.lookup.{name}'] = f'slimdata.contrib.lookup.{name}'
     for module in DATA_MODULES:
         rules[f'tf_slim.{module}.*'] = f'slimdata.{module}.*'
         rules[f'{_CONTRIB}.slim.{module}.*'] = f'slimdata.{module}.*'
@@ -126,6 +166,8 @@ def _build_name_rules() -> Dict[str, str]:
         rules[f'{_CONTRIB}.metrics.{name}'] = f'tf_slim.metrics.{name}'
     for name in _TRAINING_NAMES:
         rules[f'{_CONTRIB}.training.{name}'] = f'tf_slim.training.{name}'
+    for name in _EVALUATION_NAMES:
+        rules[f'{_CONTRIB}.training.{name}'] = f'tf_slim.evaluation.{name}'
     return rules
 
 
@@ -138,8 +180,18 @@ UNPORTABLE: Dict[str, str] = {
     f'{_CONTRIB}.quantize': 'tf.contrib.quantize (quantization-aware training) has no '
                             'successor in TensorFlow 2 (the TensorFlow Model Optimization '
                             'Toolkit replaces it for Keras models)',
-    f'{_CONTRIB}.training.HParams': 'tf.contrib.training.HParams has no successor in '
-                                    'TensorFlow 2 (a dict or a dataclass serves)',
+    f'{_CONTRIB}.legacy_seq2seq': 'this tf.contrib.legacy_seq2seq name has no successor '
+                                  '(slimdata.contrib.legacy_seq2seq has rnn_decoder, '
+                                  'attention_decoder, sequence_loss and '
+                                  'sequence_loss_by_example; not the seq2seq models)',
+    f'{_CONTRIB}.seq2seq': 'tf.contrib.seq2seq has no successor that works on TensorFlow 2.21 '
+                           '(TensorFlow Addons, its successor, ended in 2024 and supports up '
+                           'to TensorFlow 2.15)',
+    f'{_CONTRIB}.rnn': 'this tf.contrib.rnn name is not one of the TF1 cells that tf-keras '
+                       'keeps (slimdata.contrib.rnn), or tf-keras is not installed',
+    'tensorflow.nn.rnn_cell': 'the TF1 RNN cells need Keras 2 on TensorFlow 2.21: install '
+                              "tf-keras of TensorFlow's version (pip install --no-deps "
+                              'tf-keras==2.21.*) and port again',
     f'{_CONTRIB}.tpu': 'tf.contrib.tpu has no drop-in successor (tf.distribute.TPUStrategy '
                        'works differently)',
     f'{_CONTRIB}.learn': 'tf.contrib.learn was removed in TensorFlow 2 (tf.estimator was its '

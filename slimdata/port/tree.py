@@ -21,13 +21,15 @@ from slimdata.port import upgrade_v2
 from slimdata.port.edits import NOT_PORTED, Note, run_pass
 from slimdata.port.entry import EntryPass
 from slimdata.port.names import NamesPass
-from slimdata.port.py3 import Py3Pass
+from slimdata.port.py3 import Py3Pass, imports_siblings
 from slimdata.port.report import FileReport, PortReport, line_map
 
 #: The passes, in order, and the words a file must contain for the pass to have work in it.
 PASSES = (
-    (NamesPass, ('contrib', 'tf_slim', 'tensorflow.python', 'layers')),
-    (Py3Pass, ('collections', 'read()', 'bytes', 'BytesList')),
+    (NamesPass, ('contrib', 'tf_slim', 'tensorflow.python', 'layers', 'rnn_cell')),
+    (Py3Pass, ('collections', 'read()', 'bytes', 'BytesList', 'contextlib2', 'np.int',
+               'np.float', 'np.object', 'np.complex', 'np.long', 'np.unicode', 'np.str',
+               'numpy.int', 'numpy.float', 'numpy.object')),
     (EntryPass, ('__main__', 'app.run')),
 )
 
@@ -52,12 +54,15 @@ def python_files(root: pathlib.Path, skip: Tuple[pathlib.Path, ...] = ()) -> Ite
                 yield pathlib.Path(folder, name).relative_to(root).as_posix()
 
 
-def _port_passes(code: str, report_unknown_contrib: bool) -> List[_Stage]:
+def _port_passes(code: str, report_unknown_contrib: bool, path: str = '',
+                 paths: frozenset = frozenset()) -> List[_Stage]:
     stages = []
     for make_pass, words in PASSES:
-        if any(word in code for word in words):
-            code, notes = run_pass(make_pass(report_unknown_contrib=report_unknown_contrib),
-                                   code)
+        # Python 2's implicit relative imports name no word: the pass looks for them itself.
+        if any(word in code for word in words) or (
+                make_pass is Py3Pass and imports_siblings(code, path, paths)):
+            code, notes = run_pass(make_pass(report_unknown_contrib=report_unknown_contrib,
+                                             path=path, paths=paths), code)
             stages.append(_Stage(code, notes))
     return stages
 
@@ -99,7 +104,7 @@ def port_sources(sources: Dict[str, str],
     with progress.Progress(len(sources), 'porting', unit='files', delay=1.0) as shown:
         for path, code in sources.items():
             try:
-                staged[path] = _port_passes(code, report_unknown_contrib=not tf_upgrade)
+                staged[path] = _port_passes(code, not tf_upgrade, path, frozenset(sources))
             except cst.ParserSyntaxError as error:
                 message = f'could not parse (Python 2 code?): {error.message}'
                 problems.append(f'{path}:{error.raw_line}: {message}')

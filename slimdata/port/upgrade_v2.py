@@ -10,10 +10,13 @@
   TF1 calls whose TF2 namesake takes other arguments (`tf.image.draw_bounding_boxes`), and
   lists many calls to check by hand.
 
-In SAFETY mode two of its slips are mended here: it also rewrites imports of private modules
-(`from tensorflow.python.ops import x` -> `tensorflow.compat.v1.python.ops`, which does not
-exist), which are put back; and it reports members of deprecated TF1 modules (`tf.app.flags`)
-that do work through `tensorflow.compat.v1`, which are not reported.
+Two of its slips are mended here. It rewrites import paths that then do not exist
+(`from tensorflow.core.example import example_pb2` or `from tensorflow.python.ops import x` ->
+`tensorflow.compat.v1.core...`, `tensorflow.compat.v1.python...`): every import line it
+changed is resolved on the installed packages (`imports.unresolved`), and one that does not
+resolve is put back as it was, its notes dropped (and reported if the original does not
+resolve either). And in SAFETY mode it reports members of deprecated TF1 modules
+(`tf.app.flags`) that do work through `tensorflow.compat.v1`, which are not reported.
 
 It is run as that command, `python -m tensorflow.tools.compatibility.tf_upgrade_v2_main`, once
 over a whole tree, so slimdata imports nothing of it; its detailed log becomes notes: INFO lines
@@ -25,11 +28,12 @@ import re
 import subprocess
 import sys
 import tempfile
-from typing import Dict, List, Tuple
+from typing import Dict, List, Set, Tuple
 
 import libcst as cst
 
 from slimdata.port.edits import CHANGED, NOT_PORTED, TO_CHECK, Note
+from slimdata.port.imports import unresolved
 from slimdata.port.names import resolve_v1
 
 _MODULE = 'tensorflow.tools.compatibility.tf_upgrade_v2_main'
@@ -40,15 +44,10 @@ _ENTRY = re.compile(r'^(?P<line>\d+):(?P<column>\d+): (?P<level>INFO|WARNING|ERR
 _PARSE_FAILURE = 'ERROR: Failed to parse.'
 _DEPRECATED_MEMBER = re.compile(r'Using member tf\.(?P<member>[\w.]+) in deprecated module')
 _V1_ALIAS = re.compile(r'^import tensorflow\.compat\.v1 as (\w+)\s*$', re.MULTILINE)
-_PRIVATE_IMPORT = re.compile(r'^(\s*(?:from|import)\s+)tensorflow\.compat\.v1\.python\b',
-                             re.MULTILINE)
 
 
 class UpgradeError(RuntimeError):
     """tf_upgrade_v2 could not be run (TensorFlow missing, or the tool failed)."""
-
-
-MODES = ('SAFETY', 'DEFAULT')
 
 
 def upgrade(sources: Dict[str, str], mode: str = 'SAFETY') -> Dict[str, Tuple[str, List[Note]]]:
@@ -78,14 +77,40 @@ def upgrade(sources: Dict[str, str], mode: str = 'SAFETY') -> Dict[str, Tuple[st
         for relative, code in sources.items():
             output = output_tree / relative
             new_code = output.read_text(encoding='utf-8') if output.exists() else code
-            file_notes = notes.get(relative, [])
+            new_code, reverted, unresolved = _imports_put_back(code, new_code)
+            file_notes = [note for note in notes.get(relative, []) if note.line not in reverted]
+            file_notes += unresolved
             if mode == 'SAFETY':
-                new_code = _simplify_compat(_PRIVATE_IMPORT.sub(r'\1tensorflow.python',
-                                                                new_code))
-                file_notes = [note for note in file_notes if not _works_in_v1(note)
-                              and 'tensorflow.compat.v1.python' not in note.message]
+                new_code = _simplify_compat(new_code)
+                file_notes = [note for note in file_notes if not _works_in_v1(note)]
             upgraded[relative] = (new_code, file_notes)
         return upgraded
+
+
+def _imports_put_back(before: str, after: str) -> Tuple[str, Set[int], List[Note]]:
+    """`after` with each import line tf_upgrade_v2 changed into one that does not resolve
+    put back as it was in `before`: (code, the lines put back, notes for those whose original
+    does not resolve either). tf_upgrade_v2 edits an import in its line, so lines match; were
+    they not to, the `tensorflow.compat.v1.` it added is taken out instead."""
+    old_lines = before.splitlines(keepends=True)
+    new_lines = after.splitlines(keepends=True)
+    aligned = len(old_lines) == len(new_lines)
+    reverted: Set[int] = set()
+    notes: List[Note] = []
+    for index, line in enumerate(new_lines):
+        if (aligned and line == old_lines[index]) or unresolved(line) is None:
+            continue
+        original = (old_lines[index] if aligned
+                    else line.replace('tensorflow.compat.v1.', 'tensorflow.'))
+        if original == line:
+            continue
+        new_lines[index] = original
+        reverted.add(index + 1)
+        missing = unresolved(original)
+        if missing:
+            notes.append(Note(NOT_PORTED, index + 1,
+                              f'{missing} does not import on the installed packages'))
+    return ''.join(new_lines), reverted, notes
 
 
 class _CompatSimplifier(cst.CSTTransformer):

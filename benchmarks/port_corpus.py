@@ -1,0 +1,667 @@
+"""`slimdata port` on real repositories, end to end: port, their converter, training, eval.
+
+    python benchmarks/port_corpus.py --work /tmp/corpus SNAPSHOT_DIR... [--markdown]
+
+Each SNAPSHOT_DIR is a checkout fetched by hand (not in CI, never in this repository) of a
+repository this script recognises by its files (`RECIPES`):
+
+- SSD-Tensorflow (balancap): `tf_convert_data.py` + `train_ssd_network.py`;
+- models/research/slim, contrib era or tf_slim era: `train_image_classifier.py`;
+- deeplab: `research/deeplab/train.py` with `research/slim` beside it;
+- attention_ocr: `python/train.py` + `python/datasets/fsns.py`;
+- the Object Detection API: `research/object_detection/legacy/train.py`.
+
+For each: `slimdata port SNAPSHOT WORK/NAME/ported` (with no hand edit, ever), a small
+synthetic tree in the dataset's published layout (written here with numpy and Pillow, not by
+slimdata), the repository's own converter on it, a few training steps of its own training
+script, and its own evaluation where it has one. Every step runs in a subprocess with a
+timeout; downloads are given their files locally (pre-placed archives, or a loopback HTTP
+proxy serving them from disk), and any other network access is pointed at a closed loopback
+port. Prints one row per step: exit status, seconds, and the evidence of success (a
+checkpoint of the last step, the records written, the metric printed).
+
+What the repositories need beyond slimdata's own dependencies, on the PYTHONPATH of this
+command: attention_ocr, `tf-keras` (its LSTM cell, `slimdata.contrib.rnn`); the Object
+Detection API, `grpcio-tools` (protoc, its install step) and `lxml` (its converter).
+
+A slim repository is also trained on a local ps + 2 workers cluster when
+`benchmarks/cluster_slim.py` (its `run_cluster_training`) is present.
+"""
+
+import argparse
+import dataclasses
+import gzip
+import http.server
+import importlib.util
+import io
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+from typing import Callable, Dict, List, Optional, Sequence
+
+import numpy as np
+from PIL import Image
+
+HERE = pathlib.Path(__file__).resolve().parent
+STEP_TIMEOUT = 900  # seconds; a hang guard (a starved input queue waits forever), not a measure
+VOC_CLASSES = ('aeroplane', 'bicycle', 'bird', 'boat', 'bottle', 'bus', 'car', 'cat', 'chair',
+               'cow', 'diningtable', 'dog', 'horse', 'motorbike', 'person', 'pottedplant',
+               'sheep', 'sofa', 'train', 'tvmonitor')
+
+
+@dataclasses.dataclass
+class Row:
+    """One line of the table: a step of a repository's run."""
+    repository: str
+    step: str
+    status: str
+    seconds: float
+    result: str
+
+
+# -- running steps -------------------------------------------------------------------------------
+
+def _environment(extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
+    env = dict(os.environ)
+    env.update({'TF_CPP_MIN_LOG_LEVEL': '2', 'CUDA_VISIBLE_DEVICES': '',
+                # No network: anything not served below fails at once on a closed port.
+                'http_proxy': 'http://127.0.0.1:9', 'https_proxy': 'http://127.0.0.1:9',
+                'HTTP_PROXY': 'http://127.0.0.1:9', 'HTTPS_PROXY': 'http://127.0.0.1:9',
+                'PYTHONDONTWRITEBYTECODE': '1'})
+    for key, value in (extra or {}).items():
+        if key == 'PYTHONPATH' and env.get(key):
+            value = f'{value}{os.pathsep}{env[key]}'  # the caller's (extra packages) stay
+        env[key] = value
+    return env
+
+
+def run_step(rows: List[Row], repository: str, step: str, argv: Sequence[str],
+             cwd: pathlib.Path, log: pathlib.Path, check: Callable[[str], str],
+             env: Optional[Dict[str, str]] = None, timeout: float = STEP_TIMEOUT) -> bool:
+    """Runs `argv` in `cwd`, logs its output to `log`, and adds its row; True if it passed.
+
+    `check(output)` returns the evidence of success, or raises ValueError saying what is
+    missing.
+    """
+    started = time.monotonic()
+    try:
+        done = subprocess.run(list(argv), cwd=cwd, env=_environment(env), capture_output=True,
+                              text=True, timeout=timeout, check=False)
+        output, code = done.stdout + done.stderr, done.returncode
+    except subprocess.TimeoutExpired as expired:
+        output, code = f'{expired.stdout or ""}{expired.stderr or ""}', None
+    seconds = time.monotonic() - started
+    log.write_text(f'$ {" ".join(argv)}\n(in {cwd})\n{output}', encoding='utf-8')
+    if code != 0:
+        status = 'timeout' if code is None else f'exit {code}'
+        rows.append(Row(repository, step, status, seconds, _last_error(output)))
+        return False
+    try:
+        evidence = check(output)
+    except ValueError as error:
+        rows.append(Row(repository, step, 'exit 0, no result', seconds, str(error)))
+        return False
+    rows.append(Row(repository, step, 'exit 0', seconds, evidence))
+    return True
+
+
+def _last_error(output: str) -> str:
+    lines = [line for line in output.splitlines() if line.strip()]
+    errors = [line for line in lines if re.match(r'^\w*(Error|Exception)\b', line.strip())]
+    return (errors or lines or ['(no output)'])[-1].strip()[:200]
+
+
+def checkpoint(folder: pathlib.Path, step: int) -> Callable[[str], str]:
+    def check(_output: str) -> str:
+        index = folder / f'model.ckpt-{step}.index'
+        if not index.exists():
+            raise ValueError(f'no {index.name} in {folder}')
+        return f'{index.name} written'
+    return check
+
+
+def records(folder: pathlib.Path, pattern: str) -> Callable[[str], str]:
+    def check(_output: str) -> str:
+        import tensorflow as tf
+        files = sorted(folder.glob(pattern))
+        count = sum(1 for name in files for _ in tf.data.TFRecordDataset(str(name)))
+        if not count:
+            raise ValueError(f'no records in {folder}/{pattern}')
+        return f'{count} records in {len(files)} files'
+    return check
+
+
+def printed(pattern: str, what: str) -> Callable[[str], str]:
+    def check(output: str) -> str:
+        found = re.findall(pattern, output)
+        if not found:
+            raise ValueError(f'{what} not printed')
+        return f'{what}: {found[-1]}'
+    return check
+
+
+# -- porting -------------------------------------------------------------------------------------
+
+def port(rows: List[Row], repository: str, source: pathlib.Path, work: pathlib.Path) -> bool:
+    ported = work / 'ported'
+    report = work / 'port.json'
+
+    def check(_output: str) -> str:
+        data = json.loads(report.read_text())
+        notes = [note for file in data['files'] for note in file['notes']]
+        changed = sum(1 for file in data['files'] if file['changed'])
+        count = {kind: sum(1 for note in notes if note['kind'] == kind)
+                 for kind in ('changed', 'not ported', 'to check')}
+        return (f"{data['files_scanned']} files, {changed} changed, {count['changed']} changes, "
+                f"{count['not ported']} not ported, {count['to check']} to check, "
+                f"{len(data['problems'])} problems")
+    return run_step(rows, repository, 'slimdata port', [
+        sys.executable, '-m', 'slimdata', 'port', str(source), str(ported), '--json',
+        str(report)], work, work / 'port.log', check, timeout=4 * STEP_TIMEOUT)
+
+
+# -- synthetic data in published layouts ---------------------------------------------------------
+
+def _image(rng: np.random.Generator, height: int, width: int) -> Image.Image:
+    return Image.fromarray(rng.integers(0, 256, (height, width, 3), dtype=np.uint8))
+
+
+def voc_detection_tree(root: pathlib.Path, count: int, rng: np.random.Generator) -> None:
+    """Pascal VOC: JPEGImages/*.jpg, Annotations/*.xml (boxes), ImageSets/Main/*.txt (the
+    split, and aeroplane_{train,val}.txt, which the OD API's converter lists images by)."""
+    for folder in ('JPEGImages', 'Annotations', 'ImageSets/Main'):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    names = [f'{2008_000000 + index:06d}' for index in range(count)]
+    for name in names:
+        height, width = int(rng.integers(120, 200)), int(rng.integers(150, 260))
+        _image(rng, height, width).save(root / 'JPEGImages' / f'{name}.jpg', quality=90)
+        objects = []
+        for _ in range(int(rng.integers(1, 3))):
+            x0, y0 = int(rng.integers(1, width // 2)), int(rng.integers(1, height // 2))
+            x1, y1 = int(rng.integers(x0 + 10, width)), int(rng.integers(y0 + 10, height))
+            objects.append(
+                f'<object><name>{rng.choice(VOC_CLASSES)}</name><pose>Unspecified</pose>'
+                '<truncated>0</truncated><difficult>0</difficult><bndbox>'
+                f'<xmin>{x0}</xmin><ymin>{y0}</ymin><xmax>{x1}</xmax><ymax>{y1}</ymax>'
+                '</bndbox></object>')
+        (root / 'Annotations' / f'{name}.xml').write_text(
+            f'<annotation><folder>{root.name}</folder><filename>{name}.jpg</filename><size>'
+            f'<width>{width}</width><height>{height}</height><depth>3</depth></size>'
+            f'<segmented>0</segmented>{"".join(objects)}</annotation>')
+    (root / 'ImageSets/Main/trainval.txt').write_text('\n'.join(names) + '\n')
+    half = count // 2
+    for split, part in (('train', names[:half]), ('val', names[half:])):
+        (root / f'ImageSets/Main/aeroplane_{split}.txt').write_text(
+            ''.join(f'{name}  1\n' for name in part))
+
+
+def voc_segmentation_tree(root: pathlib.Path, rng: np.random.Generator,
+                          splits: Sequence = (('train', 1464), ('val', 1449))) -> None:
+    """Pascal VOC 2012 segmentation: JPEGImages, SegmentationClass (palette PNGs, 255 = the
+    border), ImageSets/Segmentation/{train,val}.txt, with the published split sizes (deeplab
+    states them, and slimdata's reader checks an epoch against them)."""
+    for folder in ('JPEGImages', 'SegmentationClass', 'ImageSets/Segmentation'):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    palette = [value for index in range(256) for value in
+               (index * 37 % 256, index * 91 % 256, index * 53 % 256)]
+    start = 0
+    for split, count in splits:
+        names = [f'2007_{index:06d}' for index in range(start, start + count)]
+        start += count
+        for name in names:
+            _image(rng, 48, 64).save(root / 'JPEGImages' / f'{name}.jpg', quality=90)
+            label = rng.integers(0, 21, (48, 64), dtype=np.uint8)
+            label[0, :] = 255
+            png = Image.fromarray(label, mode='P')
+            png.putpalette(palette)
+            png.save(root / 'SegmentationClass' / f'{name}.png')
+        (root / f'ImageSets/Segmentation/{split}.txt').write_text('\n'.join(names) + '\n')
+
+
+def mnist_files(root: pathlib.Path, rng: np.random.Generator, train: int = 60000,
+                test: int = 10000) -> None:
+    """MNIST's four gzipped IDX files, as the converter would download them (slim's reads
+    exactly 60,000 and 10,000 images; each here is black but for a random bright square)."""
+    root.mkdir(parents=True, exist_ok=True)
+    for prefix, count in (('train', train), ('t10k', test)):
+        images = np.zeros((count, 28, 28), np.uint8)
+        corners = rng.integers(0, 24, (count, 2))
+        for image, (row, column) in zip(images, corners):
+            image[row:row + 4, column:column + 4] = 255
+        labels = rng.integers(0, 10, count, dtype=np.uint8)
+        with gzip.open(root / f'{prefix}-images-idx3-ubyte.gz', 'wb') as stream:
+            stream.write(np.array([2051, count, 28, 28], '>i4').tobytes() + images.tobytes())
+        with gzip.open(root / f'{prefix}-labels-idx1-ubyte.gz', 'wb') as stream:
+            stream.write(np.array([2049, count], '>i4').tobytes() + labels.tobytes())
+
+
+def flowers_archive(path: pathlib.Path, rng: np.random.Generator, per_class: int = 80) -> None:
+    """flower_photos.tgz: flower_photos/<class>/*.jpg for the five classes (slim's converter
+    puts 350 images in validation and the rest in train)."""
+    with tarfile.open(path, 'w:gz') as archive:
+        for name in ('daisy', 'dandelion', 'roses', 'sunflowers', 'tulips'):
+            for index in range(per_class):
+                data = io.BytesIO()
+                _image(rng, 80, 100).save(data, format='JPEG')
+                info = tarfile.TarInfo(f'flower_photos/{name}/{index}.jpg')
+                info.size = data.tell()
+                data.seek(0)
+                archive.addfile(info, data)
+
+
+class _ArchiveProxy(http.server.BaseHTTPRequestHandler):
+    """A loopback HTTP proxy that serves files of one folder by their name, whatever host
+    the URL names (how a converter's hard-coded http:// download is given a local file)."""
+
+    folder = pathlib.Path('.')
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        path = self.folder / self.path.rstrip('/').rsplit('/', 1)[-1]
+        if not path.is_file():
+            self.send_error(404)
+            return
+        data = path.read_bytes()
+        self.send_response(200)
+        self.send_header('Content-Length', str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def serve_folder(folder: pathlib.Path) -> http.server.ThreadingHTTPServer:
+    handler = type('Handler', (_ArchiveProxy,), {'folder': folder})
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def unrelated_checkpoint(prefix: pathlib.Path) -> pathlib.Path:
+    """A checkpoint of one variable no model has (deeplab 2018 requires
+    --tf_initial_checkpoint; it then logs that there is nothing to restore)."""
+    code = ('import tensorflow as tf\ntf.compat.v1.disable_eager_execution()\n'
+            "v = tf.compat.v1.get_variable('unrelated', [1])\n"
+            'with tf.compat.v1.Session() as s:\n'
+            '    s.run(tf.compat.v1.global_variables_initializer())\n'
+            f'    tf.compat.v1.train.Saver().save(s, {str(prefix)!r})\n')
+    subprocess.run([sys.executable, '-c', code], check=True, env=_environment(),
+                   capture_output=True)
+    return prefix
+
+
+# -- the recipes ---------------------------------------------------------------------------------
+
+def ssd_tensorflow(rows: List[Row], name: str, ported: pathlib.Path, work: pathlib.Path,
+                   steps: int) -> None:
+    rng = np.random.default_rng(0)
+    voc = work / 'VOC2007'
+    voc_detection_tree(voc, 12, rng)
+    (work / 'tfrecords').mkdir(exist_ok=True)  # the converter writes into an existing folder
+    python = sys.executable
+    for split in ('train', 'test'):
+        if not run_step(rows, name, f'tf_convert_data.py ({split})', [
+                python, 'tf_convert_data.py', '--dataset_name=pascalvoc',
+                f'--dataset_dir={voc}/', f'--output_name=voc_2007_{split}',
+                f'--output_dir={work / "tfrecords"}'], ported, work / f'convert_{split}.log',
+                records(work / 'tfrecords', f'voc_2007_{split}_*.tfrecord')):
+            return
+    train = work / 'train'
+    if not run_step(rows, name, f'train_ssd_network.py ssd_300_vgg, {steps} steps', [
+            python, 'train_ssd_network.py', f'--dataset_dir={work / "tfrecords"}',
+            '--dataset_name=pascalvoc_2007', '--dataset_split_name=train',
+            '--model_name=ssd_300_vgg', '--batch_size=2', f'--max_number_of_steps={steps}',
+            f'--train_dir={train}', '--save_interval_secs=6000', '--num_readers=1',
+            '--num_preprocessing_threads=1'], ported, work / 'train.log',
+            checkpoint(train, steps)):
+        return
+    run_step(rows, name, 'eval_ssd_network.py, 2 batches', [
+        python, 'eval_ssd_network.py', f'--eval_dir={work / "eval"}',
+        f'--dataset_dir={work / "tfrecords"}', '--dataset_name=pascalvoc_2007',
+        '--dataset_split_name=test', '--model_name=ssd_300_vgg',
+        f'--checkpoint_path={train}', '--batch_size=1', '--max_num_batches=2'],
+        ported, work / 'eval.log', printed(r'AP_VOC07/mAP\S*\s*\[?([-\d.e]+)', 'mAP VOC07'))
+
+
+SLIM_MODELS = (('lenet', 'mnist'), ('cifarnet', 'flowers'), ('mobilenet_v1', 'flowers'),
+               ('inception_v1', 'flowers'), ('resnet_v1_50', 'flowers'),
+               ('nasnet_mobile', 'flowers'))
+
+
+def slim(rows: List[Row], name: str, ported: pathlib.Path, work: pathlib.Path,
+         steps: int) -> None:
+    rng = np.random.default_rng(1)
+    data = {'mnist': work / 'mnist', 'flowers': work / 'flowers'}
+    mnist_files(data['mnist'], rng)
+    served = work / 'served'
+    served.mkdir(exist_ok=True)
+    flowers_archive(served / 'flower_photos.tgz', rng)
+    server = serve_folder(served)
+    proxy = {'http_proxy': f'http://127.0.0.1:{server.server_port}'}
+    python = sys.executable
+    try:
+        for dataset, folder in data.items():
+            if not run_step(rows, name, f'download_and_convert_data.py {dataset}', [
+                    python, 'download_and_convert_data.py', f'--dataset_name={dataset}',
+                    f'--dataset_dir={folder}'], ported, work / f'convert_{dataset}.log',
+                    records(folder, f'{dataset}_*.tfrecord'), env=proxy):
+                return
+    finally:
+        server.shutdown()
+    for model, dataset in SLIM_MODELS:
+        train = work / f'train_{model}'
+        if not run_step(rows, name, f'train_image_classifier.py {model} ({dataset}), '
+                                    f'{steps} steps', [
+                python, 'train_image_classifier.py', f'--dataset_name={dataset}',
+                '--dataset_split_name=train', f'--dataset_dir={data[dataset]}',
+                f'--model_name={model}', '--batch_size=2', f'--max_number_of_steps={steps}',
+                f'--train_dir={train}', '--clone_on_cpu=True', '--num_readers=1',
+                '--num_preprocessing_threads=1', '--save_interval_secs=6000',
+                '--log_every_n_steps=1'], ported, work / f'train_{model}.log',
+                checkpoint(train, steps)):
+            continue
+        split = 'test' if dataset == 'mnist' else 'validation'
+        run_step(rows, name, f'eval_image_classifier.py {model}, 2 batches', [
+            python, 'eval_image_classifier.py', f'--dataset_name={dataset}',
+            f'--dataset_split_name={split}', f'--dataset_dir={data[dataset]}',
+            f'--model_name={model}', '--batch_size=2', '--max_num_batches=2',
+            f'--checkpoint_path={train}', f'--eval_dir={work / ("eval_" + model)}'],
+            ported, work / f'eval_{model}.log',
+            printed(r'eval/Accuracy\[([\d.]+)\]', 'accuracy'))
+    cluster_training(rows, name, ported, data['flowers'], work, steps)
+
+
+def cluster_training(rows: List[Row], name: str, slim_dir: pathlib.Path,
+                     dataset_dir: pathlib.Path, work: pathlib.Path, steps: int) -> None:
+    """The hook for benchmarks/cluster_slim.py (ps + 2 workers on loopback), if present."""
+    module_path = HERE / 'cluster_slim.py'
+    if not module_path.exists():
+        rows.append(Row(name, 'cluster (ps + 2 workers)', 'not run', 0.0,
+                        'benchmarks/cluster_slim.py missing'))
+        return
+    spec = importlib.util.spec_from_file_location('cluster_slim', module_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    started = time.monotonic()
+    try:
+        result = module.run_cluster_training(slim_dir, dataset_dir, work / 'cluster', steps)
+    except Exception as error:  # noqa: BLE001 - any failure of the run is this row's result
+        rows.append(Row(name, 'cluster (ps + 2 workers)', 'failed',
+                        time.monotonic() - started, f'{type(error).__name__}: {error}'[:200]))
+        return
+    rows.append(Row(name, 'cluster (ps + 2 workers)', 'ran', time.monotonic() - started,
+                    json.dumps(result)[:200]))
+
+
+def deeplab(rows: List[Row], name: str, ported: pathlib.Path, work: pathlib.Path,
+            steps: int) -> None:
+    research = ported / 'research'
+    env = {'PYTHONPATH': f'{research}{os.pathsep}{research / "slim"}'}
+    rng = np.random.default_rng(2)
+    voc = work / 'VOC2012'
+    voc_segmentation_tree(voc, rng)
+    python = sys.executable
+    datasets = research / 'deeplab' / 'datasets'
+    if not run_step(rows, name, 'remove_gt_colormap.py', [
+            python, str(datasets / 'remove_gt_colormap.py'),
+            f'--original_gt_folder={voc / "SegmentationClass"}',
+            f'--output_dir={voc / "SegmentationClassRaw"}'], research, work / 'colormap.log',
+            lambda _: f'{len(list((voc / "SegmentationClassRaw").glob("*.png")))} PNGs',
+            env=env):
+        return
+    tfrecord = work / 'tfrecord'
+    tfrecord.mkdir(exist_ok=True)
+    if not run_step(rows, name, 'build_voc2012_data.py', [
+            python, str(datasets / 'build_voc2012_data.py'),
+            f'--image_folder={voc / "JPEGImages"}',
+            f'--semantic_segmentation_folder={voc / "SegmentationClassRaw"}',
+            f'--list_folder={voc / "ImageSets/Segmentation"}', '--image_format=jpg',
+            f'--output_dir={tfrecord}'], research, work / 'convert.log',
+            records(tfrecord, '*.tfrecord'), env=env):
+        return
+    train_py = (research / 'deeplab' / 'train.py').read_text()
+    multi = "DEFINE_multi_integer('train_crop_size'" in train_py
+    crop = ['--train_crop_size=65', '--train_crop_size=65'] if multi else [
+        '--train_crop_size=65,65']
+    initial = ([f'--tf_initial_checkpoint={unrelated_checkpoint(work / "unrelated.ckpt")}']
+               if "mark_flag_as_required('tf_initial_checkpoint')" in train_py else [])
+    train = work / 'train'
+    if not run_step(rows, name, f'deeplab/train.py mobilenet_v2, {steps} steps', [
+            python, str(research / 'deeplab' / 'train.py'), '--logtostderr',
+            f'--training_number_of_steps={steps}', '--train_split=train',
+            '--model_variant=mobilenet_v2', *crop, '--train_batch_size=2', '--num_clones=1',
+            '--dataset=pascal_voc_seg', f'--dataset_dir={tfrecord}',
+            f'--train_logdir={train}', '--save_interval_secs=6000', *initial],
+            research, work / 'train.log', checkpoint(train, steps), env=env):
+        return
+    eval_crop = (['--eval_crop_size=65', '--eval_crop_size=65'] if multi
+                 else ['--eval_crop_size=65,65'])
+    run_step(rows, name, 'deeplab/eval.py, one evaluation', [
+        python, str(research / 'deeplab' / 'eval.py'), '--logtostderr', '--eval_split=val',
+        '--model_variant=mobilenet_v2', *eval_crop, f'--checkpoint_dir={train}',
+        f'--eval_logdir={work / "eval"}', '--dataset=pascal_voc_seg',
+        f'--dataset_dir={tfrecord}', '--max_number_of_evaluations=1'],
+        research, work / 'eval.log', printed(r'miou_1\.0.*?\[([\d.]+)\]', 'mIoU'), env=env)
+
+
+def fsns_tree(root: pathlib.Path, charset: pathlib.Path, rng: np.random.Generator,
+              count: int = 8) -> None:
+    """FSNS as attention_ocr reads it: charset_size=134.txt, {train,test}/<split>-00000-of-00001
+    records of four 150x150 views side by side (a PNG), 37 class codes padded with the null
+    code 133, the unpadded codes and the text."""
+    import tensorflow as tf
+    codes = {int(line.split('\t')[0]): line.split('\t')[1]
+             for line in charset.read_text(encoding='utf-8').splitlines() if '\t' in line}
+    letters = [code for code, char in codes.items() if char.isalpha()]
+    (root).mkdir(parents=True, exist_ok=True)
+    shutil.copy(charset, root / charset.name)
+    for split in ('train', 'test'):
+        (root / split).mkdir(exist_ok=True)
+        with tf.io.TFRecordWriter(str(root / split / f'{split}-00000-of-00001')) as writer:
+            for _ in range(count):
+                text = [int(code) for code in rng.choice(letters, int(rng.integers(3, 9)))]
+                png = io.BytesIO()
+                _image(rng, 150, 600).save(png, format='PNG')
+                feature = {
+                    'image/encoded': [png.getvalue()], 'image/format': [b'PNG'],
+                    'image/width': [600], 'image/orig_width': [600],
+                    'image/class': text + [133] * (37 - len(text)),
+                    'image/unpadded_class': text,
+                    'image/text': [''.join(codes[code] for code in text).encode('utf-8')]}
+                example = tf.train.Example(features=tf.train.Features(feature={
+                    key: (tf.train.Feature(bytes_list=tf.train.BytesList(value=value))
+                          if isinstance(value[0], bytes)
+                          else tf.train.Feature(int64_list=tf.train.Int64List(value=value)))
+                    for key, value in feature.items()}))
+                writer.write(example.SerializeToString())
+
+
+def attention_ocr(rows: List[Row], name: str, ported: pathlib.Path, work: pathlib.Path,
+                  steps: int) -> None:
+    python_dir = ported / 'python'
+    data = work / 'fsns'
+    fsns_tree(data, python_dir / 'datasets/testdata/fsns/charset_size=134.txt',
+              np.random.default_rng(3))
+    rows.append(Row(name, 'converter', 'none', 0.0, 'it has none (FSNS is downloaded as '
+                                                    'records): 8 records per split written '
+                                                    'here in its layout'))
+    train = work / 'train'
+    if not run_step(rows, name, f'train.py (attention, autoregression), {steps} steps', [
+            sys.executable, 'train.py', f'--dataset_dir={data}', '--batch_size=2',
+            f'--max_number_of_steps={steps}', f'--train_log_dir={train}',
+            '--save_interval_secs=6000', '--save_summaries_secs=6000'], python_dir,
+            work / 'train.log', checkpoint(train, steps)):
+        return
+    run_step(rows, name, 'eval.py, 2 batches', [
+        sys.executable, 'eval.py', f'--dataset_dir={data}', '--split_name=test',
+        '--batch_size=2', '--num_batches=2', f'--train_log_dir={train}',
+        f'--eval_log_dir={work / "eval"}', '--number_of_steps=1'], python_dir,
+        work / 'eval.log', printed(r'CharacterAccuracy.*?\[?([\d.]+)\]?', 'character accuracy'))
+
+
+def _ssd_config(sample: str, records: pathlib.Path, label_map: pathlib.Path,
+                steps: int) -> str:
+    """The OD API's sample SSD config set up for the synthetic VOC records: 20 classes, batch
+    2, `steps` steps, no fine-tune checkpoint, Pascal VOC metrics on 4 examples, one eval."""
+    config = re.sub(r'num_classes: \d+', 'num_classes: 20', sample)
+    config = re.sub(r'batch_size: \d+', 'batch_size: 2', config)
+    config = re.sub(r'num_steps: \d+', f'num_steps: {steps}', config)
+    config = re.sub(r'\s*(fine_tune_checkpoint|from_detection_checkpoint):.*', '', config)
+    config = re.sub(r'metrics_set: "\w+"', 'metrics_set: "pascal_voc_detection_metrics"',
+                    config)
+    config = re.sub(r'num_examples: \d+', 'num_examples: 4\n  max_evals: 1', config)
+    config = re.sub(r'\s*max_evals: \d+(?=[\s\S]*max_evals: 1)', '', config, count=1)
+    paths = iter([records / 'pascal_train.record', label_map,
+                  records / 'pascal_val.record', label_map])
+    return re.sub(r'"PATH_TO_BE_CONFIGURED/[^"]*"', lambda _: f'"{next(paths)}"', config)
+
+
+def object_detection(rows: List[Row], name: str, ported: pathlib.Path, work: pathlib.Path,
+                     steps: int) -> None:
+    research = ported / 'research'
+    env = {'PYTHONPATH': f'{research}{os.pathsep}{research / "slim"}'}
+    python = sys.executable
+    protos = sorted(str(path.relative_to(research))
+                    for path in (research / 'object_detection/protos').glob('*.proto'))
+    if not run_step(rows, name, 'protoc (its install step; grpcio-tools)', [
+            python, '-m', 'grpc_tools.protoc', '-I.', '--python_out=.', *protos], research,
+            work / 'protoc.log',
+            lambda _: f'{len(protos)} protos compiled', env=env):
+        return
+    voc = work / 'VOCdevkit' / 'VOC2012'
+    voc_detection_tree(voc, 12, np.random.default_rng(4))
+    label_map = research / 'object_detection/data/pascal_label_map.pbtxt'
+    for split in ('train', 'val'):
+        if not run_step(rows, name, f'create_pascal_tf_record.py ({split})', [
+                python, 'object_detection/dataset_tools/create_pascal_tf_record.py',
+                f'--data_dir={voc.parent}', '--year=VOC2012', f'--set={split}',
+                f'--output_path={work / f"pascal_{split}.record"}',
+                f'--label_map_path={label_map}'], research, work / f'convert_{split}.log',
+                records(work, f'pascal_{split}.record'), env=env):
+            return
+    config = work / 'ssd_mobilenet_v1_voc.config'
+    config.write_text(_ssd_config(
+        (research / 'object_detection/samples/configs/ssd_mobilenet_v1_pets.config').read_text(),
+        work, label_map, steps))
+    train = work / 'train'
+    if not run_step(rows, name, f'legacy/train.py ssd_mobilenet_v1, {steps} steps', [
+            python, 'object_detection/legacy/train.py', '--logtostderr',
+            f'--train_dir={train}', f'--pipeline_config_path={config}'], research,
+            work / 'train.log', checkpoint(train, steps), env=env):
+        return
+    run_step(rows, name, 'legacy/eval.py, one evaluation', [
+        python, 'object_detection/legacy/eval.py', '--logtostderr', f'--checkpoint_dir={train}',
+        f'--eval_dir={work / "eval"}', f'--pipeline_config_path={config}', '--run_once=True'],
+        research, work / 'eval.log',
+        printed(r'PascalBoxes_Precision/mAP@0.5IOU: ([-\d.e]+)', 'mAP@0.5'), env=env)
+
+
+@dataclasses.dataclass
+class Recipe:
+    """How to recognise a repository (files relative to its root) and run it."""
+    kind: str
+    markers: Sequence[str]
+    run: Callable
+
+
+RECIPES = (
+    Recipe('SSD-Tensorflow', ('tf_convert_data.py', 'train_ssd_network.py'), ssd_tensorflow),
+    Recipe('models/research/slim', ('train_image_classifier.py',
+                                    'datasets/download_and_convert_mnist.py'), slim),
+    Recipe('deeplab', ('research/deeplab/train.py', 'research/slim/nets'), deeplab),
+    Recipe('Object Detection API (legacy/train.py)',
+           ('research/object_detection/legacy/train.py',), object_detection),
+    Recipe('attention_ocr', ('python/train.py', 'python/datasets/fsns.py'), attention_ocr),
+)
+
+
+#: Failures that are the repository's own (they fail on TF1 as well, or are Python 2 code), by
+#: their message: the label of the row, and what no tool should fix, and why.
+KNOWN_FAILURES = {
+    "No module named 'StringIO'": (
+        'Python 2 code',
+        "attention_ocr (2019): python/datasets/__init__.py imports its tests (fsns_test), "
+        'whose helper datasets/unittest_utils.py:18 does `import StringIO` (Python 2) for PNG '
+        'bytes; io.StringIO (text) or io.BytesIO (bytes) depends on the use, which a tool '
+        'cannot tell from the name'),
+    'Can not convert a tuple into a Tensor or Operation': (
+        'repository bug',
+        "SSD-Tensorflow's own bug (balancap/SSD-Tensorflow#154, TF 1.4, 2017): "
+        'eval_ssd_network.py passes eval_op=list(names_to_updates.values()), whose items '
+        'are tuples of update ops (tf_extended metrics); slim.evaluation has required a flat '
+        'list of ops since TF 1.4. Fixing it means changing their metric code, not a TF1 '
+        'name'),
+}
+
+
+def _explain_known_failures(rows: List[Row]) -> None:
+    for row in rows:
+        for message, (label, explanation) in KNOWN_FAILURES.items():
+            if row.status.startswith('exit') and row.status != 'exit 0' and (
+                    message in row.result):
+                row.status += f' ({label})'
+                row.result += f' -- {explanation}'
+
+
+def recognise(snapshot: pathlib.Path) -> Optional[Recipe]:
+    return next((recipe for recipe in RECIPES
+                 if all((snapshot / marker).exists() for marker in recipe.markers)), None)
+
+
+def markdown(rows: List[Row]) -> str:
+    lines = ['| repository | step | status | s | result |', '|---|---|---|---|---|']
+    lines += [f'| {row.repository} | {row.step} | {row.status} | {row.seconds:.0f} | '
+              f'{row.result.replace("|", "/")} |' for row in rows]
+    return '\n'.join(lines)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('snapshots', nargs='+', type=pathlib.Path, metavar='SNAPSHOT_DIR')
+    parser.add_argument('--work', type=pathlib.Path, required=True,
+                        help='a folder for the ported copies, data and logs')
+    parser.add_argument('--steps', type=int, default=3, help='training steps (default 3)')
+    parser.add_argument('--markdown', action='store_true', help='print a markdown table')
+    args = parser.parse_args(argv)
+    rows: List[Row] = []
+    for snapshot in args.snapshots:
+        snapshot = snapshot.resolve()
+        recipe = recognise(snapshot)
+        name = f'{snapshot.name}'
+        if recipe is None:
+            rows.append(Row(name, 'recognise', 'skipped', 0.0, 'not a repository this '
+                                                               'script knows'))
+            continue
+        name = f'{snapshot.name} ({recipe.kind})'
+        work = (args.work / snapshot.name).resolve()
+        if work.exists():
+            shutil.rmtree(work)  # a converter finding old files would skip its work
+        work.mkdir(parents=True)
+        first = len(rows)
+        if port(rows, name, snapshot, work):
+            recipe.run(rows, name, work / 'ported', work, args.steps)
+        # Each repository's rows as soon as it is done (a long run stopped keeps them).
+        (work / 'rows.json').write_text(json.dumps([dataclasses.asdict(row)
+                                                    for row in rows[first:]], indent=1))
+        for row in rows[first:]:
+            print(f'{row.repository}: {row.step}: {row.status}', file=sys.stderr)
+    _explain_known_failures(rows)
+    if args.markdown:
+        print(markdown(rows))
+    else:
+        for row in rows:
+            print(f'{row.repository:<40} {row.step:<55} {row.status:<18} {row.seconds:7.1f} s'
+                  f'  {row.result}')
+    return 0 if all(row.status in ('exit 0', 'not run', 'none') or '(' in row.status
+                    for row in rows) else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""How a file names TensorFlow: every TF1 spelling reduced to one qualified name.
+
+Old code reaches TensorFlow's TF1 API under several spellings, and a rule must fire under each:
+
+- `import tensorflow as tf` (TF1 itself): `tf.contrib.slim` is `tensorflow.contrib.slim`;
+- `import tensorflow.compat.v1 as tf`, `from tensorflow.compat import v1 as tf`, any alias:
+  the same name is `tensorflow.compat.v1.contrib.slim`;
+- `tf = tf.compat.v1` (or `tf = tf2.compat.v1`) at module level after an import: LibCST
+  names it `tf.contrib.slim` (a local name) beside the import's.
+
+`canonical` maps each to the name the rules are written in (`tensorflow.contrib.slim`), and
+`SpellingAware` gives a pass that one qualified name for a node.
+"""
+
+import dataclasses
+from typing import FrozenSet, Optional
+
+import libcst as cst
+from libcst.metadata import QualifiedNameProvider
+
+COMPAT_V1 = 'tensorflow.compat.v1'
+_TENSORFLOW_MODULES = ('tensorflow', COMPAT_V1, 'tensorflow.compat.v2')
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+@dataclasses.dataclass(frozen=True)
+class Spelling:
+    """The names a module binds to TensorFlow.
+
+    `alias`: a module-level name bound to TensorFlow or its `compat.v1` / `compat.v2` (either
+    way `<alias>.compat.v1.<name>` reaches a TF1 name), or None when the file imports none.
+    `compat_aliases`: names assigned `<tensorflow>.compat.v1` at module level (`tf = tf.compat.v1`).
+    `tf1`: whether the file imports TensorFlow's TF1 API (anything but only `compat.v2`).
+    """
+    alias: Optional[str]
+    compat_aliases: FrozenSet[str]
+    tf1: bool
+
+    def canonical(self, name: str) -> str:
+        """`name` (qualified through the file's imports) as the rules spell it."""
+        root, dot, rest = name.partition('.')
+        if root in self.compat_aliases:
+            name = 'tensorflow' + dot + rest
+        if name == COMPAT_V1 or name.startswith(COMPAT_V1 + '.'):
+            return 'tensorflow' + name[len(COMPAT_V1):]
+        return name
+
+
+def _module_imports(module: cst.Module):
+    """(module name, bound name) of each module-level import of a TensorFlow module."""
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    name = _code(alias.name)
+                    if name in _TENSORFLOW_MODULES:
+                        yield name, (alias.asname.name.value if alias.asname
+                                     else name.split('.')[0])
+            elif (isinstance(small, cst.ImportFrom) and small.module is not None
+                  and not small.relative and _code(small.module) == 'tensorflow.compat'
+                  and not isinstance(small.names, cst.ImportStar)):
+                for alias in small.names:
+                    version = _code(alias.name)
+                    if version in ('v1', 'v2'):
+                        yield (f'tensorflow.compat.{version}',
+                               alias.asname.name.value if alias.asname else version)
+
+
+def _compat_assignments(module: cst.Module, tensorflow_names: FrozenSet[str]):
+    """Names assigned `<a TensorFlow name>.compat.v1` by a module-level statement."""
+    for statement in module.body:
+        if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+                and isinstance(statement.body[0], cst.Assign)):
+            continue
+        assign = statement.body[0]
+        value = _code(assign.value).replace(' ', '')
+        root, _, rest = value.partition('.')
+        if root in tensorflow_names and rest == 'compat.v1':
+            for target in assign.targets:
+                if isinstance(target.target, cst.Name):
+                    yield target.target.value
+
+
+def spelling_of(module: cst.Module) -> Spelling:
+    """How `module` names TensorFlow (see the module docstring)."""
+    imports = list(_module_imports(module))
+    bound = frozenset(name for _, name in imports)
+    compat = frozenset(_compat_assignments(module, bound))
+    alias = next((name for _, name in imports), None)
+    tf1 = any(module_name != 'tensorflow.compat.v2' for module_name, _ in imports)
+    return Spelling(alias, compat, tf1)
+
+
+class SpellingAware:
+    """For a `PortTransformer`: `qualified_name` under every spelling of `Spelling`.
+
+    Call `self.learn_spelling(module)` in `visit_Module` before anything asks for names.
+    """
+
+    spelling = Spelling(None, frozenset(), False)
+
+    def learn_spelling(self, module: cst.Module) -> Spelling:
+        self.spelling = spelling_of(module)
+        return self.spelling
+
+    def qualified_name(self, node: cst.CSTNode) -> Optional[str]:
+        """The one qualified name of `node` (as the rules spell it), or None."""
+        names = self.get_metadata(QualifiedNameProvider, node, set())
+        found = {self.spelling.canonical(name.name) for name in names}
+        return next(iter(found)) if len(found) == 1 else None

@@ -1,0 +1,88 @@
+"""`slimdata port`'s fixes of old Python habits that break on Python 3.10+ / numpy 2, run."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from slimdata.port import tree
+
+
+def _port_and_run(code: str):
+    results, problems = tree.port_sources({'m.py': code}, tf_upgrade=None)
+    assert problems == []
+    ported, notes = results['m.py']
+    namespace: dict = {}
+    exec(compile(ported, 'm.py', 'exec'), namespace)  # noqa: S102
+    return ported, notes, namespace
+
+
+@pytest.mark.filterwarnings('ignore::FutureWarning')  # numpy's note on np.object
+def test_original_numpy_aliases_fail_on_this_numpy():
+    for alias in ('int', 'float', 'object'):
+        with pytest.raises(AttributeError):
+            getattr(np, alias)
+
+
+def test_numpy_aliases_of_builtins_become_the_builtins():
+    ported, notes, namespace = _port_and_run(
+        'import numpy as np\n'
+        'a = np.zeros(2, dtype=np.int)\n'
+        'b = np.array([1.5], np.float)\n'
+        'c = np.empty(1, dtype=np.object)\n'
+        'd = np.int32(3)\n')
+    assert namespace['a'].dtype == np.dtype(int) and namespace['b'].dtype == np.float64
+    assert namespace['c'].dtype == object and namespace['d'].dtype == np.int32
+    assert 'np.int32(3)' in ported
+    assert [note.line for note in notes] == [2, 3, 4]
+
+
+def test_contextlib2_becomes_contextlib_when_it_has_every_name():
+    ported, notes, namespace = _port_and_run(
+        'import contextlib2\n'
+        'with contextlib2.ExitStack() as stack:\n'
+        '    closed = []\n'
+        '    stack.callback(closed.append, 1)\n'
+        'with contextlib2.suppress(KeyError):\n'
+        '    {}["x"]\n')
+    assert ported.startswith('import contextlib as contextlib2\n')
+    assert namespace['closed'] == [1]
+
+
+def test_contextlib2_kept_and_reported_for_a_name_contextlib_lacks():
+    code = 'import contextlib2\nstack = contextlib2.ContextStack\n'
+    results, _ = tree.port_sources({'m.py': code}, tf_upgrade=None)
+    ported, notes = results['m.py']
+    assert ported == code
+    assert [note.kind for note in notes] == ['not ported']
+    assert 'ContextStack' in notes[0].message
+
+
+def test_implicit_relative_imports_of_a_package_init_run(tmp_path):
+    sources = {'pkg/__init__.py': 'import fsns\nfrom sub import thing\nimport os\n',
+               'pkg/fsns.py': 'import fsns_helper\nvalue = fsns_helper.one\n',
+               'pkg/fsns_helper.py': 'one = 1\n', 'pkg/sub/__init__.py': 'thing = 2\n',
+               'other/__init__.py': 'from __future__ import absolute_import\nimport helper\n',
+               'other/helper.py': ''}
+    results, problems = tree.port_sources(sources, tf_upgrade=None)
+    assert problems == []
+    assert results['pkg/__init__.py'][0] == ('from . import fsns\nfrom .sub import thing\n'
+                                             'import os\n')
+    assert results['other/__init__.py'][0] == sources['other/__init__.py']  # absolute_import
+    again, _ = tree.port_sources({path: code for path, (code, _) in results.items()},
+                                 tf_upgrade=None)
+    assert {path: code for path, (code, _) in again.items()} == {
+        path: code for path, (code, _) in results.items()}  # a second port changes nothing
+    for path, (code, _) in results.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(code)
+    assert results['pkg/fsns.py'][0].startswith(
+        'if __package__:\n    from . import fsns_helper\nelse:\n    import fsns_helper\n')
+    done = subprocess.run([sys.executable, '-c', 'import pkg; print(pkg.fsns.value, pkg.thing)'],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == '1 2', done.stderr
+    # The module also runs as a script from its folder, where its sibling is top-level.
+    done = subprocess.run([sys.executable, '-c', 'import fsns; print(fsns.value)'],
+                          cwd=tmp_path / 'pkg', capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == '1', done.stderr
