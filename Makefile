@@ -15,6 +15,10 @@ $(STAMP): setup.py pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[cpu,dev,beam]'
+	# tf-keras (Keras 2): slimdata.contrib.rnn's TF1 cells, which the port's tests run. Its
+	# metadata asks for the full `tensorflow` package beside tensorflow-cpu, so it goes in
+	# without dependencies, at the installed TensorFlow's version.
+	$(PY) -m pip install --quiet --no-deps "tf-keras==$$($(PY) -c 'import tensorflow as tf; print(tf.__version__.rsplit(".", 1)[0])' 2>/dev/null).*"
 	touch $(STAMP)
 
 demo: $(STAMP)
