@@ -1,7 +1,8 @@
 """The record sets of the pipeline benchmark: VOC-like, MNIST-like and deeplab-like.
 
 Each set is real slimdata records (`<split>-NNNNN-of-NNNNN.tfrecord` + `dataset_info.json`, in
-the layouts of DESIGN.md §3), written by `slimdata.records.writer.write_sharded`, so
+the layouts of docs/design.md, "Record layouts"), written by
+`slimdata.records.writer.write_sharded`, so
 `slimdata.datasets.dataset_factory.get_dataset(spec.dataset_name, spec.split, folder)` reads
 them. The pixels are synthetic but photo-like (smooth shading, flat "objects", sensor-like noise),
 so JPEG sizes and decode costs are close to real VOC images (~70 KB at 500x375, quality 90).

@@ -15,7 +15,7 @@ from slimdata.dataset import Dataset
 from slimdata.records import dataset_info
 from slimdata.tfexample_decoder import TFExampleDecoder
 
-#: The shard pattern every slimdata converter writes (DESIGN.md §5).
+#: The shard pattern every slimdata converter writes (docs/design.md, "The writer").
 DEFAULT_FILE_PATTERN = '%s-*.tfrecord'
 
 

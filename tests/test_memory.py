@@ -1,4 +1,4 @@
-"""DESIGN.md §7: a queue pipeline's memory stays flat over many epochs.
+"""A queue pipeline's memory stays flat over many epochs (docs/design.md, "The queue pipeline").
 
 Each test pushes about 550 MB of incompressible record bytes through a pipeline that runs
 forever (num_epochs=None) and compares the process's resident memory after a warm-up with

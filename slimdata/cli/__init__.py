@@ -26,10 +26,11 @@ the parser's default. Modules import nothing heavy at import time: `count`, `ver
 come before the command or after it.
 
 Exit status: 0 when all is well, 1 when a file has a problem, 2 for a usage error (such as a
-path that matches nothing), 130 after Ctrl-C and 143 after SIGTERM (or SIGHUP), which are
-handled alike: the command stops, removes its temporary files, and says so in one line. When
-the output is a pipe whose reader has gone (`slimdata count ... | head -1`), the command ends
-quietly, as Unix tools do, with status 141 (128 + SIGPIPE).
+path that matches nothing), 130 after Ctrl-C, and 128 + the signal's number after SIGTERM
+(143) or SIGHUP (129), which are handled alike: the command stops, removes its temporary
+files, and says so in one line. When the output is a pipe whose reader has gone (`slimdata
+count ... | head -1`), the command ends quietly, as Unix tools do, with status 141
+(128 + SIGPIPE).
 """
 
 import argparse

@@ -14,8 +14,8 @@
   each shard holds).
 - `options`: the converter's options that shape the records (JSON values).
 
-and per shard, `sources_digest` of its items' source files: their paths, sizes and
-modification times, so an edited annotation or a replaced image makes the shards holding it
+and per shard, `sources`: a digest of its items' source files (their paths, sizes and
+modification times), so an edited annotation or a replaced image makes the shards holding it
 stale. (Files behind a URL count by name only: a stat per remote file would cost more than
 the conversion.)
 
