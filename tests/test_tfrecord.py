@@ -91,6 +91,13 @@ def test_uncompressed_writer_output_is_byte_identical_to_tensorflows(tmp_path):
         assert a.read() == b.read()
 
 
+@pytest.mark.parametrize('as_path', [str, os.fsencode], ids=['str', 'bytes'])
+def test_writer_takes_the_path_kinds_of_os_open(tmp_path, as_path):
+    records = [b'a', b'bc']
+    write_with_slimdata(as_path(str(tmp_path / 'ours.tfrecord')), records)
+    assert read_with_tf(tmp_path / 'ours.tfrecord') == records
+
+
 # ----------------------------------------------------------------------------------------------
 # Round trips with TensorFlow, both ways
 

@@ -222,8 +222,8 @@ class TFRecordWriter:
                  compression: Optional[str] = None):
         self.compression = normalize_compression(compression, allow_auto=False)
         self._owned_file: Optional[io.RawIOBase] = None  # closed by close()
-        if isinstance(path_or_file, (str, os.PathLike)):
-            self._file: WritableFile = fs.open_write(os.fspath(path_or_file), WRITE_BUFFER_SIZE)
+        if isinstance(path_or_file, (str, bytes, os.PathLike)):
+            self._file: WritableFile = fs.open_write(os.fsdecode(path_or_file), WRITE_BUFFER_SIZE)
             self._owned_file = self._file
         else:
             self._file = path_or_file
