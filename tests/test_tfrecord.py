@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slimdata.records import tfrecord
-from slimdata._tf import tf
 from conftest import write_with_tf
+from slimdata._tf import tf
+from slimdata.records import tfrecord
 
 COMPRESSIONS = [None, 'GZIP', 'ZLIB']
 

@@ -33,8 +33,18 @@ import io
 import os
 import stat as stat_module
 import sys
-from typing import (Any, BinaryIO, Callable, Iterator, List, NamedTuple, Optional, Sequence,
-                    Tuple, Union)
+from typing import (
+    Any,
+    BinaryIO,
+    Callable,
+    Iterator,
+    List,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 #: The default bound on one source file (an image, an annotation, an idx file inflated).
 DEFAULT_MAX_SOURCE_BYTES = 1 << 30

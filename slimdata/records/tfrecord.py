@@ -37,8 +37,18 @@ import io
 import os
 import struct
 import zlib
-from typing import (Callable, Dict, Iterator, List, Optional, Protocol, Sequence, Tuple, TypeVar,
-                    Union)
+from typing import (
+    Callable,
+    Dict,
+    Iterator,
+    List,
+    Optional,
+    Protocol,
+    Sequence,
+    Tuple,
+    TypeVar,
+    Union,
+)
 
 from crc32c import crc32c as _crc32c
 

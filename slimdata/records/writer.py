@@ -65,8 +65,13 @@ from slimdata import progress as progress_lines
 from slimdata.deprecation import renamed_argument
 from slimdata.progress import Progress
 from slimdata.records import dataset_info, fingerprint, fs, local_pool
-from slimdata.records.shards import (ConversionError, EncodedExample, PieceResult, ShardJob,
-                                     SkipExample)
+from slimdata.records.shards import (
+    ConversionError,
+    EncodedExample,
+    PieceResult,
+    ShardJob,
+    SkipExample,
+)
 
 __all__ = ['ConversionError', 'EncodedExample', 'RerunError', 'SkipExample', 'SplitSource',
            'WriteSummary', 'shard_filename', 'shards_for_size', 'write_dataset',
