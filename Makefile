@@ -29,6 +29,7 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy slimdata datasets
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_pipeline.py

@@ -138,6 +138,7 @@ def _apply(data: bytes, edit, records) -> bytes:
     """One random edit; 'length' rewrites a record header with a random length and its CRC,
     'payload' flips a bit in a record's data."""
     import struct
+
     from slimdata.records import tfrecord
     kind, where, payload, number = edit
     at = int(where * len(data))
@@ -168,6 +169,7 @@ def _apply(data: bytes, edit, records) -> bytes:
 
 def framing_property(case) -> str:
     import io
+
     from slimdata.records import tfrecord
     kind, records, compression, edits = case
     if kind == 'bytes':
@@ -317,6 +319,7 @@ def _feature_spec(kind, dtype_name, shape, with_default):
 def decoder_property(case) -> str:
     import numpy as np
     import tensorflow as tf
+
     from slimdata import tfexample_decoder
     (kind, content, edits), specs = case
     data = _example_bytes(content) if kind == 'example' else content

@@ -27,8 +27,8 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 from PIL import Image, ImageDraw
 
-from slimdata.records import dataset_info
 from slimdata.datasets import classification, pascalvoc, segmentation
+from slimdata.records import dataset_info
 from slimdata.records.example import serialize_example
 from slimdata.records.writer import write_sharded
 

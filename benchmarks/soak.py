@@ -26,9 +26,13 @@ import time
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
+from slimdata import (  # noqa: E402
+    dataset,
+    dataset_data_provider,
+    prefetch_queue,
+    tfexample_decoder,  # noqa: E402
+)
 from slimdata._tf import tf  # noqa: E402
-from slimdata import dataset, dataset_data_provider, prefetch_queue  # noqa: E402
-from slimdata import tfexample_decoder  # noqa: E402
 from slimdata.queue_session import QueueSession  # noqa: E402
 from slimdata.records import tfrecord  # noqa: E402
 from slimdata.records.example import serialize_example  # noqa: E402

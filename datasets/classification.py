@@ -370,9 +370,9 @@ def list_labelled_filenames(src: str, on_non_image: str = 'error',
                                  '<name>_<label>.<ext>, e.g. cat_3.jpg or img7_cat.png')
             labelled.append((path, convert_utils.utf8_name(label, path, 'label')))
     if all(label.isascii() and label.isdigit() for _, label in labelled):
-        ids = sorted({int(label) for _, label in labelled})
+        numbers = sorted({int(label) for _, label in labelled})
         return ImageListing([(path, int(label)) for path, label in labelled],
-                            {i: str(i) for i in ids}, image_filter.skipped)
+                            {i: str(i) for i in numbers}, image_filter.skipped)
     names = sorted({label for _, label in labelled})
     ids = {name: i for i, name in enumerate(names)}
     return ImageListing([(path, ids[label]) for path, label in labelled],
@@ -448,13 +448,12 @@ class _IdxStream:
     def __init__(self, file: Any, path: str, compressed: bool):
         self._file = file
         self._path = path
-        self._compressed = compressed
         self._inflater = zlib.decompressobj(16 + zlib.MAX_WBITS) if compressed else None
         self._pending = b''  # compressed bytes read and not yet inflated
 
     def read(self, size: int) -> bytes:
         """Up to `size` bytes (fewer only at the end of the data)."""
-        if not self._compressed:
+        if self._inflater is None:  # not compressed
             return self._file.read(size) if size else b''
         pieces, wanted = [], size
         try:

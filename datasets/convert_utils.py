@@ -83,8 +83,9 @@ class SourcePolicy:
     def check_regular_file(self, path: str) -> None:
         """Refuses (naming it) a path that is not a regular file or leaves the root, without
         opening it: for listings, before anything is read."""
-        if self.roots() is not None and not fs.is_url(path):
-            fs.check_inside_root(path, self.roots())
+        roots = self.roots()
+        if roots is not None and not fs.is_url(path):
+            fs.check_inside_root(path, roots)
         fs.check_regular_file(path)
 
     def options(self) -> Dict[str, Any]:
@@ -141,10 +142,14 @@ def annotation_size(annotation: xml.etree.ElementTree.Element
     """The (width, height) of a VOC-style annotation's `<size>`, or None when it is missing or
     not two integers, and the texts found there (for messages)."""
     size = annotation.find('size')
-    fields = tuple(None if size is None else size.findtext(name) for name in ('width', 'height'))
+    fields: Tuple[Optional[str], Optional[str]] = (
+        (None, None) if size is None else (size.findtext('width'), size.findtext('height')))
+    width, height = fields
+    if width is None or height is None:
+        return None, fields
     try:
-        return tuple(int(text) for text in fields), fields
-    except (TypeError, ValueError):
+        return (int(width), int(height)), fields
+    except ValueError:
         return None, fields
 
 

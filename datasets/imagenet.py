@@ -60,7 +60,7 @@ import functools
 import hashlib
 import logging
 import os
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -399,11 +399,13 @@ def encode_image(item: ImagenetImage, classes: Sequence[ImagenetClass],
     policy = policy or convert_utils.SourcePolicy(os.path.dirname(item.path) or '.')
     data, image = policy.read_image(item.path)
     synset, text = classes[item.label - 1]
-    boxes, notes = [], []
+    boxes: List[pascalvoc.Box] = []
+    notes: List[Tuple[str, str]] = []
     if item.boxes_file is not None:
         boxes, notes = read_boxes(item.boxes_file, synset, image, item.path, on_bad_box,
                                   policy)
-    columns = list(zip(*boxes)) if boxes else [_NO_FLOATS] * len(_BOX_FIELDS)
+    columns: List[Iterable[float]] = (list(zip(*boxes)) if boxes
+                                      else [_NO_FLOATS] * len(_BOX_FIELDS))
     features = {
         'image/height': image.height,
         'image/width': image.width,
@@ -424,7 +426,7 @@ def encode_image(item: ImagenetImage, classes: Sequence[ImagenetClass],
 
 def read_boxes(xml_path: str, synset: str, image: images.ImageInfo, image_path: str,
                on_bad_box: str, policy: convert_utils.SourcePolicy
-               ) -> Tuple[List[Tuple[float, ...]], List[Tuple[str, str]]]:
+               ) -> Tuple[List[pascalvoc.Box], List[Tuple[str, str]]]:
     """The normalised (ymin, xmin, ymax, xmax) boxes of `synset` in an ILSVRC XML, and notes.
 
     Coordinates are divided by the XML's `<size>` (the frame they were drawn in), or by the
@@ -512,8 +514,8 @@ def convert_imagenet(src: str, output_dir: str, bounding_boxes: Optional[str] = 
     policy = convert_utils.SourcePolicy(
         src, other_roots=tuple(path if fs.isdir(path) else os.path.dirname(path) or '.'
                                for path in given), **source_options)
-    train_dir = os.path.join(src, TRAIN_FOLDER)
-    train_dir = train_dir if fs.isdir(train_dir) else None
+    train_path = os.path.join(src, TRAIN_FOLDER)
+    train_dir = train_path if fs.isdir(train_path) else None
     validation_dir = find_validation_folder(src)
     if train_dir is None and validation_dir is None:
         raise ValueError(f'{src} holds neither {TRAIN_FOLDER}/ nor {VALIDATION_FOLDERS[0]}/; '

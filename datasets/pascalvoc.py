@@ -51,7 +51,7 @@ import math
 import os
 import re
 import xml.etree.ElementTree
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -90,6 +90,8 @@ ITEMS_TO_DESCRIPTIONS = {
 }
 
 BAD_BOX_POLICIES = ('clip', 'skip', 'error')
+#: A box normalised to the image: (ymin, xmin, ymax, xmax), each in [0, 1] once checked.
+Box = Tuple[float, float, float, float]
 
 _BOX_FIELDS = ('ymin', 'xmin', 'ymax', 'xmax')
 _BBOX_PREFIX = 'image/object/bbox/'
@@ -228,7 +230,8 @@ def read_image_ids(voc_folder: str, split: str,
                        if name.endswith('.txt') and '_' not in name)
         raise ValueError(f'{list_file} does not exist: no split {split!r} in {voc_folder}; '
                          f'the splits there are {known}')
-    image_ids, line_of_id = [], {}
+    image_ids: List[str] = []
+    line_of_id: Dict[str, int] = {}
     for line_number, line in convert_utils.read_text_lines(list_file, policy,
                                                            'a text file of image ids'):
         fields = line.split()
@@ -284,15 +287,16 @@ def encode_image(image_id: str, voc_folder: str, list_file: str,
                                 'layout (and its records) holds JPEGs')
     width, height, channels = image.width, image.height, image.channels
     notes = _compare_sizes(annotation, (width, height), xml_path, jpeg_path)
-    objects = []
+    objects, boxes = [], []
     for index, element in enumerate(annotation.findall('object')):
         parsed = _parse_object(element, index, xml_path, width, height, on_bad_box)
         notes.extend(parsed.notes)
         if parsed.box is not None:
             objects.append(parsed)
+            boxes.append(parsed.box)
     features = record_features(
         jpeg, width, height, channels, labels=[o.label for o in objects],
-        boxes=[o.box for o in objects], difficult=[o.difficult for o in objects],
+        boxes=boxes, difficult=[o.difficult for o in objects],
         truncated=[o.truncated for o in objects])
     return EncodedExample(data=serialize_example(features), notes=tuple(notes))
 
@@ -312,7 +316,8 @@ def record_features(jpeg: bytes, width: int, height: int, channels: int,
     """
     # Plain lists of ints, floats and bytes take serialize_example's fast path; an image
     # without objects stores typed empty lists (an empty Python list has no type).
-    columns = list(zip(*boxes)) if len(boxes) else [_NO_FLOATS] * len(_BOX_FIELDS)
+    columns: List[Iterable[float]] = (list(zip(*boxes)) if len(boxes)
+                                      else [_NO_FLOATS] * len(_BOX_FIELDS))
     features = {
         'image/encoded': jpeg,
         'image/format': b'JPEG',
@@ -371,7 +376,7 @@ class _Object(NamedTuple):
     label: int
     difficult: int
     truncated: int
-    box: Optional[Tuple[float, float, float, float]]
+    box: Optional[Box]
     notes: List[Tuple[str, str]]
 
 
@@ -390,8 +395,8 @@ def _parse_object(element: xml.etree.ElementTree.Element, index: int, xml_path: 
         raise ValueError(f'{where}: no <bndbox>')
     ymin, xmin, ymax, xmax = [box_coordinate(bndbox, field, where) for field in _BOX_FIELDS]
     box = ((ymin - 1) / height, (xmin - 1) / width, (ymax - 1) / height, (xmax - 1) / width)
-    box, notes = check_box(box, on_bad_box, where)
-    return _Object(name, NAMES_TO_LABELS[name], difficult, truncated, box, notes)
+    kept, notes = check_box(box, on_bad_box, where)
+    return _Object(name, NAMES_TO_LABELS[name], difficult, truncated, kept, notes)
 
 
 def _flag(element: xml.etree.ElementTree.Element, field: str, where: str) -> int:
@@ -418,8 +423,8 @@ def box_coordinate(bndbox: xml.etree.ElementTree.Element, field: str, where: str
     return value
 
 
-def check_box(box: Tuple[float, ...], on_bad_box: str, where: str
-               ) -> Tuple[Optional[Tuple[float, ...]], List[Tuple[str, str]]]:
+def check_box(box: Box, on_bad_box: str, where: str
+               ) -> Tuple[Optional[Box], List[Tuple[str, str]]]:
     """Applies `on_bad_box` ('clip', 'skip' or 'error'; see the module docstring) to a
     normalised (ymin, xmin, ymax, xmax) box.
 
@@ -433,7 +438,7 @@ def check_box(box: Tuple[float, ...], on_bad_box: str, where: str
     elif min(box) >= 0 and max(box) <= 1:
         return box, []
     elif on_bad_box == 'clip':
-        clipped = tuple(min(max(v, 0.0), 1.0) for v in box)
+        clipped = (_clip(ymin), _clip(xmin), _clip(ymax), _clip(xmax))
         return clipped, [('box clipped to the image', _box_detail(box, where))]
     else:
         problem = 'box crosses the image edge'
@@ -444,7 +449,12 @@ def check_box(box: Tuple[float, ...], on_bad_box: str, where: str
     return None, [(f'object dropped: {problem}', detail)]
 
 
-def _box_detail(box: Tuple[float, ...], where: str) -> str:
+def _clip(value: float) -> float:
+    """`value` clipped into [0, 1]."""
+    return min(max(value, 0.0), 1.0)
+
+
+def _box_detail(box: Box, where: str) -> str:
     return f'{where}: ymin, xmin, ymax, xmax = {", ".join(f"{v:.4f}" for v in box)}'
 
 

@@ -45,7 +45,7 @@ import it when called.
 import dataclasses
 import functools
 import os
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -263,7 +263,7 @@ def encode_segmentation_example(source: SegmentationSource, num_classes: int,
         raise ValueError(f'size mismatch: image {source.image_path} is '
                          f'{image.width}x{image.height} (WxH) but label {source.label_path} '
                          f'is {labels.shape[1]}x{labels.shape[0]}')
-    notes = ()
+    notes: Tuple[Tuple[str, str], ...] = ()
     bad = (labels >= num_classes) & (labels != ignore_label)
     if bad.any():
         values = np.unique(labels[bad]).tolist()

@@ -250,9 +250,11 @@ def _pattern_image(pattern: str, size: int, rng: np.random.Generator) -> np.ndar
 
 @dataclasses.dataclass(frozen=True)
 class _SceneObject:
-    """An object drawn into a scene: its style, its pixels and its VOC flags."""
+    """An object drawn into a scene: its style, its pixels, its VOC box (`_Stamp.voc_box`)
+    and its VOC flags."""
     style: ObjectStyle
     stamp: _Stamp
+    box: Tuple[int, int, int, int]
     difficult: bool
 
 
@@ -291,7 +293,7 @@ def _draw_scene(rng: np.random.Generator, width: int, height: int, max_objects: 
     instances = np.zeros((height, width), np.int32)
     objects: List[_SceneObject] = []
     for _ in range(int(rng.integers(1, max_objects + 1))):
-        placed = _place_object(rng, width, height, settings, [o.stamp for o in objects])
+        placed = _place_object(rng, width, height, settings, [o.box for o in objects])
         if placed is None:
             continue
         objects.append(placed)
@@ -311,8 +313,9 @@ def _background(rng: np.random.Generator, width: int, height: int) -> np.ndarray
 
 
 def _place_object(rng: np.random.Generator, width: int, height: int,
-                  settings: _SceneSettings, placed: List[_Stamp]) -> Optional[_SceneObject]:
-    """An object that overlaps the `placed` ones little, or None if none fits."""
+                  settings: _SceneSettings,
+                  placed: List[Tuple[int, int, int, int]]) -> Optional[_SceneObject]:
+    """An object whose box overlaps the `placed` boxes little, or None if none fits."""
     for _ in range(_PLACEMENT_ATTEMPTS):
         style = settings.styles[int(rng.integers(len(settings.styles)))]
         difficult = bool(rng.random() < settings.difficult_share)
@@ -323,9 +326,9 @@ def _place_object(rng: np.random.Generator, width: int, height: int,
         centre = _centre(rng, width, height, radii, truncated)
         stamp = _stamp(style.pattern, centre, radii, height, width)
         box = stamp.voc_box()
-        if box is not None and all(_overlap(box, other.voc_box()) <= settings.max_overlap
+        if box is not None and all(_overlap(box, other) <= settings.max_overlap
                                    for other in placed):
-            return _SceneObject(style, stamp, difficult and not stamp.cut)
+            return _SceneObject(style, stamp, box, difficult and not stamp.cut)
     return None
 
 
@@ -508,7 +511,7 @@ def _annotation_xml(year: str, image_id: str, width: int, height: int,
         _sub(element, 'truncated', str(int(scene_object.stamp.cut)))
         _sub(element, 'difficult', str(int(scene_object.difficult)))
         bndbox = _sub(element, 'bndbox')
-        for field, value in zip(('xmin', 'ymin', 'xmax', 'ymax'), scene_object.stamp.voc_box()):
+        for field, value in zip(('xmin', 'ymin', 'xmax', 'ymax'), scene_object.box):
             _sub(bndbox, field, str(value))
     ElementTree.indent(annotation, space='\t')
     return ElementTree.tostring(annotation, encoding='utf-8', xml_declaration=False) + b'\n'

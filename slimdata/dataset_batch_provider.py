@@ -28,11 +28,10 @@ and of the records each epoch read, and `skip_corrupt` are as in `DatasetDataPro
 
 from typing import Any, Dict, Optional
 
-from slimdata import data_provider
-from slimdata import parallel_reader
+from slimdata import data_provider, parallel_reader
 from slimdata._tf import require_graph_mode, tf
-from slimdata.dataset_data_provider import check_record_key, record_check_of
 from slimdata.dataset import Dataset
+from slimdata.dataset_data_provider import check_record_key, record_check_of
 from slimdata.tfexample_decoder import decode_record
 
 

@@ -26,13 +26,12 @@ its `record_key` (`file:offset`); one whose features do not match, naming the fe
 
 from typing import Any, Callable, Collection, Dict, Optional
 
-from slimdata import data_provider
-from slimdata import parallel_reader
+from slimdata import data_provider, parallel_reader
 from slimdata._tf import require_graph_mode, tf
 from slimdata.data_decoder import DataDecoder
 from slimdata.dataset import Dataset
-from slimdata.types import Tensor
 from slimdata.tfexample_decoder import checked_records, decode_record
+from slimdata.types import Tensor
 
 
 class DatasetDataProvider(data_provider.DataProvider):

@@ -30,9 +30,9 @@ import os
 import re
 from typing import Any, Callable, List, Optional
 
-from slimdata.records import tfrecord
 from slimdata._tf import require_graph_mode, tf
 from slimdata.parallel_reader import DATA_FILES_COLLECTION
+from slimdata.records import tfrecord
 
 _DAMAGED_RECORD = re.compile(r'(?:corrupted|truncated) record at (\d+)')
 

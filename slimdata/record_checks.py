@@ -109,22 +109,23 @@ def check_data_files(data_files: Sequence[str], compression: str,
                  sum(check.num_bytes for check in checks.values()) / 1e6, elapsed * 1e3)
     damaged = [check for check in checks.values() if not check.ok]
     if damaged and not skip_corrupt:
-        raise _refusal(damaged)
+        raise _refusal([check.error for check in damaged if check.error is not None])
     for check in damaged:
         LOGGER.warning('skip_corrupt: %s; its %d records before the damage are read, the rest '
                        'of the file is skipped', check.error, check.num_records)
     return [checks[path] for path in data_files]
 
 
-def _refusal(damaged: List[tfrecord.FileCheck]) -> tfrecord.TFRecordError:
-    first = damaged[0].error
+def _refusal(errors: List[tfrecord.TFRecordError]) -> tfrecord.TFRecordError:
+    """The error of the first damaged file, naming the others."""
+    first = errors[0]
     reason = (f'{first.reason}. The pipeline refuses the file before TensorFlow\'s reader opens '
               'it (that reader would crash on a huge length, or read a cut file as a shorter '
               'one); pass skip_corrupt=True to read up to the damage and skip the rest')
-    if len(damaged) > 1:
-        others = ', '.join(check.path for check in damaged[1:6])
-        more = ', ...' if len(damaged) > 6 else ''
-        reason += (f'. {len(damaged) - 1} more data files are damaged: {others}{more} '
+    if len(errors) > 1:
+        others = ', '.join(error.path for error in errors[1:6])
+        more = ', ...' if len(errors) > 6 else ''
+        reason += (f'. {len(errors) - 1} more data files are damaged: {others}{more} '
                    '(`slimdata verify` lists every problem)')
     return tfrecord.TFRecordError(first.path, first.record_index, first.offset, reason,
                                   first.compression)
@@ -134,6 +135,10 @@ def num_samples_mismatch(records_per_epoch: int, num_samples: Optional[int]) -> 
     """What to say when an epoch of `records_per_epoch` records is not `num_samples`, or None."""
     if num_samples is None or records_per_epoch == num_samples:
         return None
+    return _num_samples_says(num_samples)
+
+
+def _num_samples_says(num_samples: int) -> str:
     return (f'num_samples says {num_samples} (is a file missing, listed twice, or num_samples '
             'wrong?)')
 
@@ -419,7 +424,7 @@ class ReadAccounts:
                 not unknown and accounted != self._num_samples)):
             skipped = f' (and skipped {known})' if known else ''
             return (f'epoch {epoch + 1} read {account.records_read} records{skipped}, and '
-                    + num_samples_mismatch(accounted, self._num_samples))
+                    + _num_samples_says(self._num_samples))
         if account.skips:
             if unknown and self._num_samples is not None:
                 known, unknown = self._num_samples - account.records_read, False

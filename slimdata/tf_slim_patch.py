@@ -70,7 +70,7 @@ import inspect
 import logging
 import sys
 import types
-from typing import Callable, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 from slimdata import tfexample_decoder
 from slimdata._tf import tf
@@ -253,8 +253,8 @@ def _routed_batch_norm(original):
             kwargs['updates_collections'] = update_ops_copy
         return original(*args, **kwargs)
 
-    routed = functools.wraps(original)(batch_norm)
-    routed._key_op = key
+    routed: Any = functools.wraps(original)(batch_norm)  # a function with tf_slim's attributes
+    routed._key_op = key  # what tf_slim's arg_scope looks the function up by
     setattr(routed, _FIX_MARK, _BATCH_NORM_ROUTE)
     return routed
 

@@ -43,6 +43,7 @@ from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple, Unio
 
 from slimdata import data_decoder
 from slimdata._tf import tf
+
 # `Tensor` is a handler class of this module (tf_slim's name), so the alias is TensorT here.
 from slimdata.types import DType, Keys, KeysToFeatures, TensorLike
 from slimdata.types import Tensor as TensorT

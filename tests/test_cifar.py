@@ -207,7 +207,8 @@ def test_slims_own_reader_settings_read_the_records(tmp_path):
         'image/format': tf.io.FixedLenFeature((), tf.string, default_value='png'),
         'image/class/label': tf.io.FixedLenFeature([], tf.int64, default_value=0),
     }
-    from slimdata import dataset as slim_dataset, tfexample_decoder
+    from slimdata import dataset as slim_dataset
+    from slimdata import tfexample_decoder
     decoder = tfexample_decoder.TFExampleDecoder(keys_to_features, {
         'image': tfexample_decoder.Image(shape=[32, 32, 3]),
         'label': tfexample_decoder.Tensor('image/class/label')})

@@ -18,11 +18,10 @@ from PIL import Image
 
 from conftest import drain
 from slimdata import cli
-from slimdata.records import dataset_info
 from slimdata._tf import tf
 from slimdata.dataset_data_provider import DatasetDataProvider
-from slimdata.datasets import classification
-from slimdata.datasets import convert_utils
+from slimdata.datasets import classification, convert_utils
+from slimdata.records import dataset_info
 
 WIDTH, HEIGHT = 24, 16
 

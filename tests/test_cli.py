@@ -10,10 +10,10 @@ import textwrap
 import numpy as np
 import pytest
 
-from slimdata import cli
-from slimdata.records import dataset_info, tfrecord
-from slimdata._tf import tf
 from conftest import write_with_tf
+from slimdata import cli
+from slimdata._tf import tf
+from slimdata.records import dataset_info, tfrecord
 
 
 def tf_count(path, compression=None):
@@ -243,6 +243,7 @@ def test_inspect_of_records_that_are_not_examples(capsys, tmp_path):
 
 def png(pixels):
     import io
+
     from PIL import Image
     buffer = io.BytesIO()
     Image.fromarray(pixels).save(buffer, 'PNG')

@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
+from conftest import write_with_tf
 from slimdata import __version__, cli
 from slimdata.datasets import synthetic
-from conftest import write_with_tf
 
 # The environment of a user, without the tests' own quieting of TensorFlow (conftest.py).
 USER_ENV = {key: value for key, value in os.environ.items()

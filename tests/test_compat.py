@@ -15,8 +15,14 @@ import tensorflow as tf
 from PIL import Image as PILImage
 
 from conftest import drain
-from slimdata import (data_provider, dataset, dataset_data_provider, parallel_reader,
-                      prefetch_queue, tfexample_decoder)
+from slimdata import (
+    data_provider,
+    dataset,
+    dataset_data_provider,
+    parallel_reader,
+    prefetch_queue,
+    tfexample_decoder,
+)
 
 
 def _tf_slim_decoder_module():

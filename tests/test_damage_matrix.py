@@ -26,8 +26,14 @@ import tensorflow as tf
 from PIL import Image as PILImage
 
 from conftest import write_with_tf
-from slimdata import cli, dataset, dataset_batch_provider, dataset_data_provider, tfdata
-from slimdata import tfexample_decoder
+from slimdata import (
+    cli,
+    dataset,
+    dataset_batch_provider,
+    dataset_data_provider,
+    tfdata,
+    tfexample_decoder,
+)
 from slimdata.queue_session import QueueSession
 from slimdata.records import tfrecord
 

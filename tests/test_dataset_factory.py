@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from slimdata.records import dataset_info
 from slimdata.datasets import dataset_factory
+from slimdata.records import dataset_info
 
 # Published split sizes (models/research/slim, SSD-Tensorflow, deeplab), used when a folder
 # has no dataset_info.json.

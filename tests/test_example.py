@@ -10,8 +10,13 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from slimdata._tf import tf
-from slimdata.records.example import (bytes_feature, float_feature, int64_feature, make_example,
-                              serialize_example)
+from slimdata.records.example import (
+    bytes_feature,
+    float_feature,
+    int64_feature,
+    make_example,
+    serialize_example,
+)
 
 INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
 FLOAT32_OVERFLOW = 2.0**128 - 2.0**103  # float32 max plus half an ulp: rounds to inf

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from conftest import drain
 from slimdata import cli
 from slimdata.datasets import dataset_factory, synthetic
 from slimdata.records import dataset_info, fs, tfrecord
-from conftest import drain
 
 OUT = 'ram://slimdata_file_systems/shapes'
 INDEX = 'ram://slimdata_file_systems/index'
@@ -42,6 +42,7 @@ def test_convert_count_verify_index_and_read_back_on_ram(tmp_path, capsys):
 
     # Read back through a descriptor and the queue pipeline, against the source pixels.
     import tensorflow as tf
+
     from slimdata.dataset_data_provider import DatasetDataProvider
     sources = {np.asarray(Image.open(path)).tobytes(): label
                for label, name in enumerate(names) for path in sorted((src / name).iterdir())}

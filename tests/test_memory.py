@@ -12,10 +12,15 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from slimdata import dataset, dataset_batch_provider, dataset_data_provider, prefetch_queue
-from slimdata import tfexample_decoder
-from slimdata.queue_session import QueueSession
 from conftest import write_with_tf
+from slimdata import (
+    dataset,
+    dataset_batch_provider,
+    dataset_data_provider,
+    prefetch_queue,
+    tfexample_decoder,
+)
+from slimdata.queue_session import QueueSession
 
 RECORD_BYTES = 20_000
 RECORDS_PER_FILE = 25

@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from slimdata import cli, tfexample_decoder
 from slimdata._tf import tf
 from slimdata.dataset import Dataset
 from slimdata.dataset_data_provider import DatasetDataProvider
-from slimdata import cli, tfexample_decoder
 from slimdata.datasets import convert_utils, pascalvoc
 
 ITEMS = ['image', 'shape', 'object/bbox', 'object/label', 'object/difficult', 'object/truncated']

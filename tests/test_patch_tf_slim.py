@@ -16,8 +16,8 @@ venv is never written. A control run without any patch shows that each program n
 import os
 import re
 import subprocess
-import tempfile
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest

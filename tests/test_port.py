@@ -68,8 +68,9 @@ def test_data_imports_of_every_form_reach_slimdata(old):
 
 
 def test_slim_alias_reaches_slimdata_data_and_tf_slim_layers():
-    import slimdata.dataset_data_provider
     import tf_slim
+
+    import slimdata.dataset_data_provider
     code, _ = _port('import tensorflow as tf\nslim = tf.contrib.slim\n'
                     'p = slim.dataset_data_provider.DatasetDataProvider\n'
                     'c = slim.conv2d\nl = slim.learning.train\n')

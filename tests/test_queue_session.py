@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from conftest import write_with_tf
 from slimdata import dataset, dataset_data_provider, tfexample_decoder
 from slimdata.queue_session import QueueSession
-from conftest import write_with_tf
 
 
 def _label_records(labels):

@@ -20,8 +20,15 @@ import pytest
 import tensorflow as tf
 
 from conftest import drain, write_with_tf
-from slimdata import dataset, dataset_batch_provider, dataset_data_provider, parallel_reader
-from slimdata import record_checks, tfdata, tfexample_decoder
+from slimdata import (
+    dataset,
+    dataset_batch_provider,
+    dataset_data_provider,
+    parallel_reader,
+    record_checks,
+    tfdata,
+    tfexample_decoder,
+)
 from slimdata.queue_session import QueueSession
 from slimdata.records import tfrecord
 

@@ -16,12 +16,12 @@ import pytest
 from PIL import Image
 
 from conftest import drain
-from slimdata.records import dataset_info
 from slimdata import cli, tfexample_decoder
 from slimdata._tf import tf
 from slimdata.dataset import Dataset
 from slimdata.dataset_data_provider import DatasetDataProvider
 from slimdata.datasets import segmentation
+from slimdata.records import dataset_info
 
 WIDTH, HEIGHT = 24, 16
 ITEMS = ['image', 'image_name', 'height', 'width', 'labels_class']

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from slimdata import cli, show
-from slimdata.records import dataset_info
-from slimdata._tf import tf
 from conftest import write_with_tf
+from slimdata import cli, show
+from slimdata._tf import tf
+from slimdata.records import dataset_info
 
 GREY = 120
 # Pascal VOC's colours, as its devkit's labelcolormap gives them (not computed here).

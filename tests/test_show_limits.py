@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from conftest import write_with_tf
 from slimdata import show
 from slimdata._tf import tf
-from conftest import write_with_tf
 from test_show import example, grey_image, pixels_of
 
 MEMORY_LIMIT = 512 << 20

@@ -45,8 +45,8 @@ def test_tf_slim_s_top_level_data_names_are_slimdata_s(name):
 
 
 def test_names_inside_data_modules_import_from_the_alias():
-    from slimdata.slim.data.tfexample_decoder import Image, TFExampleDecoder
     from slimdata.slim.data.dataset_data_provider import DatasetDataProvider
+    from slimdata.slim.data.tfexample_decoder import Image, TFExampleDecoder
     assert Image is slimdata.tfexample_decoder.Image
     assert TFExampleDecoder is slimdata.tfexample_decoder.TFExampleDecoder
     assert DatasetDataProvider is slimdata.dataset_data_provider.DatasetDataProvider
@@ -54,6 +54,7 @@ def test_names_inside_data_modules_import_from_the_alias():
 
 def test_other_submodules_are_tf_slim_s_own_modules():
     import tf_slim.nets.vgg
+
     from slimdata.slim.layers import layers
     from slimdata.slim.nets import resnet_utils
     from slimdata.slim.ops import arg_scope
@@ -73,6 +74,7 @@ def test_other_submodules_are_tf_slim_s_own_modules():
 
 def test_facade_attributes_are_tf_slim_s_even_after_importing_aliases():
     import tf_slim
+
     import slimdata.slim.layers  # noqa: F401  (tf_slim's `slim.layers` is layers.layers)
     assert slim.layers is tf_slim.layers
     assert slim.conv2d is tf_slim.conv2d and slim.arg_scope is tf_slim.arg_scope

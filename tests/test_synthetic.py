@@ -17,8 +17,7 @@ from PIL import Image
 
 from conftest import drain
 from slimdata.dataset_data_provider import DatasetDataProvider
-from slimdata.datasets import classification, dataset_factory, pascalvoc, segmentation
-from slimdata.datasets import synthetic
+from slimdata.datasets import classification, dataset_factory, pascalvoc, segmentation, synthetic
 
 TINY_VOC = dict(num_images=6, image_size=(80, 60), max_objects=4)
 TINY_SEG = dict(num_images=4, image_size=(64, 48), num_classes=4, max_objects=3,

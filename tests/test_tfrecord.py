@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slimdata.records import tfrecord
-from slimdata._tf import tf
 from conftest import write_with_tf
+from slimdata._tf import tf
+from slimdata.records import tfrecord
 
 COMPRESSIONS = [None, 'GZIP', 'ZLIB']
 
@@ -89,6 +89,13 @@ def test_uncompressed_writer_output_is_byte_identical_to_tensorflows(tmp_path):
     theirs = write_with_tf(tmp_path / 'tf.tfrecord', records)
     with open(ours, 'rb') as a, open(theirs, 'rb') as b:
         assert a.read() == b.read()
+
+
+@pytest.mark.parametrize('as_path', [str, os.fsencode], ids=['str', 'bytes'])
+def test_writer_takes_the_path_kinds_of_os_open(tmp_path, as_path):
+    records = [b'a', b'bc']
+    write_with_slimdata(as_path(str(tmp_path / 'ours.tfrecord')), records)
+    assert read_with_tf(tmp_path / 'ours.tfrecord') == records
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""The compat API is typed: every public function says its types, and mypy checks them.
+"""The package is typed: mypy checks all of it, and every public function of the compat API
+says its types.
 
 Type hints must not change tf_slim's signatures (names, order, defaults): tests/test_compat.py
 compares those with tf_slim's; this file checks that the hints are there and that a type
@@ -8,6 +9,7 @@ checker uses them (a wrong call in a user's code is reported, a right one is not
 import importlib
 import inspect
 import pathlib
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -56,15 +58,33 @@ def test_every_public_function_of_the_compat_api_is_annotated(module_name):
     assert {name: params for name, params in missing.items() if params} == {}
 
 
-def _mypy(*arguments):
-    return subprocess.run([sys.executable, '-m', 'mypy', '--no-incremental', *arguments],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+def _mypy(*arguments, cwd=ROOT):
+    return subprocess.run([sys.executable, '-m', 'mypy', '--no-incremental',
+                           '--config-file', str(ROOT / 'pyproject.toml'), *arguments],
+                          capture_output=True, text=True, cwd=cwd, timeout=300)
 
 
-def test_mypy_passes_on_the_compat_modules():
-    paths = [f'slimdata/{name}.py' for name in COMPAT_MODULES] + ['slimdata/types.py']
-    result = _mypy(*paths)
+# slimdata/port is being changed on other branches (issue 22 item 8): its errors are fixed once
+# those are merged, and then this exclusion goes.
+NOT_YET_CHECKED = 'slimdata/port/'
+
+
+def test_mypy_passes_on_the_whole_package_as_installed(tmp_path):
+    """`mypy slimdata` on the package laid out as installed, every module of it checked.
+
+    `make lint` runs `mypy slimdata datasets` in the source tree, where mypy cannot follow
+    setup.py's mapping of `slimdata.datasets` to datasets/: there, whatever slimdata.cli and
+    the converters import from `slimdata.datasets` is Any. Laid out as installed, calls across
+    that boundary are checked too.
+    """
+    no_caches = shutil.ignore_patterns('__pycache__')
+    shutil.copytree(ROOT / 'slimdata', tmp_path / 'slimdata', ignore=no_caches)
+    shutil.copytree(ROOT / 'datasets', tmp_path / 'slimdata' / 'datasets', ignore=no_caches)
+    result = _mypy('slimdata', '--exclude', f'^{NOT_YET_CHECKED}', cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
+    modules = [path for path in (tmp_path / 'slimdata').rglob('*.py')
+               if not path.relative_to(tmp_path).as_posix().startswith(NOT_YET_CHECKED)]
+    assert f'no issues found in {len(modules)} source files' in result.stdout, result.stdout
 
 
 USER_CODE = '''

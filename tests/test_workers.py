@@ -14,11 +14,10 @@ import logging
 import pytest
 import tensorflow as tf
 
-from slimdata import dataset, parallel_reader, prefetch_queue, tfexample_decoder, tfdata
-from slimdata import workers
+from conftest import drain, write_with_tf
+from slimdata import dataset, parallel_reader, prefetch_queue, tfdata, tfexample_decoder, workers
 from slimdata.dataset_batch_provider import DatasetBatchProvider
 from slimdata.dataset_data_provider import DatasetDataProvider
-from conftest import drain, write_with_tf
 
 
 def number_records(first, count):

@@ -17,9 +17,17 @@ from slimdata._tf import tf
 from slimdata.records import dataset_info, fs
 from slimdata.records.example import serialize_example
 from slimdata.records.verify import verify_files
-from slimdata.records.writer import (ConversionError, EncodedExample, RerunError, SkipExample,
-                                     SplitSource, WriteSummary, shard_filename, write_dataset,
-                                     write_sharded)
+from slimdata.records.writer import (
+    ConversionError,
+    EncodedExample,
+    RerunError,
+    SkipExample,
+    SplitSource,
+    WriteSummary,
+    shard_filename,
+    write_dataset,
+    write_sharded,
+)
 
 NUM_ITEMS = 23
 NUM_SHARDS = 4

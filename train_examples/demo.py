@@ -53,21 +53,20 @@ TRAIN_EXAMPLES = os.path.dirname(os.path.abspath(__file__))
 if TRAIN_EXAMPLES not in sys.path:
     sys.path.insert(0, TRAIN_EXAMPLES)
 
-import numpy as np  # noqa: E402
-from PIL import Image  # noqa: E402
-from slimdata.progress import Progress  # noqa: E402
-
 import eval_classifier  # noqa: E402
+import numpy as np  # noqa: E402
 import train_classifier  # noqa: E402
 import train_deeplab  # noqa: E402
 import train_ssd  # noqa: E402
+from PIL import Image  # noqa: E402
+
 from slimdata import slim  # noqa: E402
-from slimdata.records import tfrecord  # noqa: E402
 from slimdata._tf import tf  # noqa: E402
-from slimdata.records.verify import verify_files  # noqa: E402
-from slimdata.datasets import (classification, dataset_factory, pascalvoc,  # noqa: E402
-                               segmentation, synthetic)
+from slimdata.datasets import classification, dataset_factory, pascalvoc, segmentation, synthetic  # noqa: E402
+from slimdata.progress import Progress  # noqa: E402
 from slimdata.queue_session import QueueSession  # noqa: E402
+from slimdata.records import tfrecord  # noqa: E402
+from slimdata.records.verify import verify_files  # noqa: E402
 from slimdata.records.writer import WriteSummary  # noqa: E402
 
 NUM_SHAPE_CLASSES = 4

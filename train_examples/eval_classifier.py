@@ -26,12 +26,12 @@ from typing import Any, Dict, Optional, Sequence
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
-from slimdata.progress import Progress  # noqa: E402
-
 import lenet  # noqa: E402  (a sibling module; see lenet.py for why it imports by name)
+
 from slimdata import slim  # noqa: E402
 from slimdata._tf import tf  # noqa: E402
 from slimdata.datasets import dataset_factory  # noqa: E402
+from slimdata.progress import Progress  # noqa: E402
 from slimdata.queue_session import QueueSession  # noqa: E402
 
 

@@ -25,13 +25,13 @@ from typing import Any, Dict, List, Optional, Sequence
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
-import numpy as np  # noqa: E402
-from slimdata.progress import Progress  # noqa: E402
-
 import lenet  # noqa: E402  (a sibling module; see lenet.py for why it imports by name)
+import numpy as np  # noqa: E402
+
 from slimdata import slim  # noqa: E402
 from slimdata._tf import tf  # noqa: E402
 from slimdata.datasets import dataset_factory  # noqa: E402
+from slimdata.progress import Progress  # noqa: E402
 
 OPTIMIZERS = ('sgd', 'momentum', 'rmsprop', 'adam')
 #: The loss at the start (end) of a run is the mean over this many of its first (last) steps,

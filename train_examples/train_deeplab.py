@@ -30,15 +30,14 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
+import deeplab_preprocessing  # noqa: E402  (beside this script)
 import numpy as np  # noqa: E402
-from slimdata.progress import Progress  # noqa: E402
 
 from slimdata import slim  # noqa: E402
 from slimdata._tf import tf  # noqa: E402
 from slimdata.datasets import dataset_factory  # noqa: E402
+from slimdata.progress import Progress  # noqa: E402
 from slimdata.queue_session import QueueSession  # noqa: E402
-
-import deeplab_preprocessing  # noqa: E402  (beside this script)
 
 #: The training losses averaged for the reported start and end loss: this many steps, or a
 #: quarter of a short run.

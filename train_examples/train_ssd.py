@@ -31,13 +31,13 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
-from slimdata.progress import Progress  # noqa: E402
-
 import ssd_preprocessing  # noqa: E402  (beside this script: run it as a script, or put
+
 #                                        train_examples/ on sys.path to import it)
 from slimdata import slim  # noqa: E402
 from slimdata._tf import tf  # noqa: E402
 from slimdata.datasets import dataset_factory  # noqa: E402
+from slimdata.progress import Progress  # noqa: E402
 from slimdata.queue_session import QueueSession  # noqa: E402
 
 #: Total strides of the feature maps the network predicts from (see `ssd_net`).

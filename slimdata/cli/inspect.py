@@ -7,7 +7,7 @@ import argparse
 import itertools
 import os
 import sys
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, TypedDict
 
 from slimdata.cli import common
 from slimdata.records import dataset_info, example_schema, tfrecord
@@ -116,7 +116,15 @@ def _recorded_schema(files: Sequence[str]) -> Optional[Tuple[str, Dict[str, str]
     return os.path.join(folder, dataset_info.DATASET_INFO_FILENAME), specs
 
 
-def summarize_features(examples: Sequence[Any]) -> Dict[str, Dict[str, Optional[str]]]:
+class FeatureSummary(TypedDict):
+    """What `summarize_features` says of one feature key."""
+    type: str  # its value type(s): 'bytes', 'float', 'int64', joined by '/', or 'empty'
+    lengths: str  # how many values records hold: '1', '0..3', '2 (in 5/8)'
+    preview: str  # its first values
+    spec: Optional[str]  # a tf.io feature spec parsing every record, or None
+
+
+def summarize_features(examples: Sequence[Any]) -> Dict[str, FeatureSummary]:
     """Per feature key of some tf.train.Examples: type, value counts, preview, and spec.
 
     The spec is the source text of a `tf.io` feature spec that parses every one of the
@@ -131,7 +139,7 @@ def summarize_features(examples: Sequence[Any]) -> Dict[str, Dict[str, Optional[
             kind = feature.WhichOneof('kind')
             values = list(getattr(feature, kind).value) if kind else []
             seen.setdefault(key, []).append((kind, values))
-    summaries = {}
+    summaries: Dict[str, FeatureSummary] = {}
     for key in sorted(seen):
         kinds = sorted({kind for kind, _ in seen[key] if kind})
         lengths = [len(values) for _, values in seen[key]]

@@ -186,9 +186,10 @@ def _boxes(reader: _FeatureReader) -> Tuple[Box, ...]:
     label_key, labels = reader.first_of(BOX_LABEL_KEYS, 'int64_list')
     text_key, texts = reader.first_of(BOX_TEXT_KEYS, 'bytes_list')
     difficult_key, difficult = reader.first_of(BOX_DIFFICULT_KEYS, 'int64_list')
-    per_box = {**coordinates, label_key: labels, text_key: texts, difficult_key: difficult}
-    for key, values in per_box.items():
-        if key is not None and len(values) != num_boxes:
+    per_box = [*coordinates.items(), (label_key, labels), (text_key, texts),
+               (difficult_key, difficult)]
+    for key, values in per_box:
+        if values is not None and len(values) != num_boxes:  # None: the record has no such key
             counts = ', '.join(f'{name.rsplit("/", 1)[1]} {len(values)}'
                                for name, values in coordinates.items())
             raise AnnotationError(f'{reader.where}: key {key!r} holds {len(values)} values, '

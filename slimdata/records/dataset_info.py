@@ -36,8 +36,8 @@ import json
 import os
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence
 
-from slimdata.version import __version__
 from slimdata.records import fs
+from slimdata.version import __version__
 
 DATASET_INFO_FILENAME = 'dataset_info.json'
 LABELS_FILENAME = 'labels.txt'

@@ -43,7 +43,7 @@ protos and import TensorFlow when first called; importing this module does not.
 
 import math
 import sys
-from typing import Any, List, Mapping, Optional, Tuple
+from typing import Any, List, Mapping, Optional, Tuple, Type
 
 import numpy as np
 
@@ -257,7 +257,7 @@ def bytes_feature(value: Any) -> Any:
                           'bytes or str (or a bytes/str numpy array)')
 
 
-def _proto_feature_type() -> Optional[type]:
+def _proto_feature_type() -> Optional[Type[Any]]:  # TensorFlow ships no types
     """`tf.train.Feature`, or None while TensorFlow is not imported (no such value can exist)."""
     tensorflow = sys.modules.get('tensorflow')
     return None if tensorflow is None else tensorflow.train.Feature

@@ -30,8 +30,8 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 import numpy as np
 
-from slimdata.version import __version__
 from slimdata.records import fs
+from slimdata.version import __version__
 
 
 def fingerprint(items: Sequence[Any], options: Mapping[str, Any],

@@ -33,8 +33,18 @@ import io
 import os
 import stat as stat_module
 import sys
-from typing import (Any, BinaryIO, Callable, Iterator, List, NamedTuple, Optional, Sequence,
-                    Tuple, Union)
+from typing import (
+    Any,
+    BinaryIO,
+    Callable,
+    Iterator,
+    List,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 #: The default bound on one source file (an image, an annotation, an idx file inflated).
 DEFAULT_MAX_SOURCE_BYTES = 1 << 30
@@ -52,13 +62,13 @@ class FileError(OSError):
     """
 
     def __init__(self, path: str, action: str, reason: str, code: Optional[int] = None):
-        super().__init__(code, f'{path}: cannot {action}: {reason}')
         self.path = path
         self.action = action
         self.reason = reason
+        super().__init__(code, str(self))
 
     def __str__(self) -> str:
-        return self.strerror
+        return f'{self.path}: cannot {self.action}: {self.reason}'
 
     def __reduce__(self):  # keeps the fields when the error crosses a process boundary
         return type(self), (self.path, self.action, self.reason, self.errno)
@@ -324,30 +334,25 @@ def write_text_atomic(path: str, text: str) -> None:
 # ----------------------------------------------------------------------------------------------
 # Reading
 
-class _GFileReader(io.RawIOBase):
-    """`tf.io.gfile.GFile` as a raw reader with `readinto` (what the record scanner pulls)."""
+class Reader(io.RawIOBase):
+    """An unbuffered binary reader (`readinto`, `read`, `seek`) whose errors name its file.
 
-    def __init__(self, path: str):
+    Attributes:
+      path: the file.
+      size: its size when it was opened, where known (`open_source`), else -1.
+    """
+
+    def __init__(self, path: str, file: Any):  # a local io.FileIO or a tf.io.gfile.GFile
         super().__init__()
         self.path = path
-        self._file = _gfile().GFile(path, 'rb')
+        self.size = -1
+        self._file = file
 
     def readable(self) -> bool:
         return True
 
-    def readinto(self, view) -> int:
-        with _naming(self.path, 'read'):
-            data = self._file.read(len(view))
-        view[:len(data)] = data
-        return len(data)
-
     def seekable(self) -> bool:
         return True
-
-    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
-        with _naming(self.path, 'seek in'):
-            self._file.seek(offset, whence)
-            return self._file.tell()
 
     def tell(self) -> int:
         return self._file.tell()
@@ -358,19 +363,28 @@ class _GFileReader(io.RawIOBase):
             super().close()
 
 
-class _NamedReader(io.RawIOBase):
-    """A local unbuffered binary reader whose errors name the file."""
+class _GFileReader(Reader):
+    """`tf.io.gfile.GFile` as a raw reader with `readinto` (what the record scanner pulls)."""
 
-    def __init__(self, path: str, file: BinaryIO):
-        super().__init__()
-        self.path = path
-        self._file = file
-        self.size = -1  # the size when it was opened, where known (`open_source`)
+    def __init__(self, path: str):
+        super().__init__(path, _gfile().GFile(path, 'rb'))
 
-    def readable(self) -> bool:
-        return True
+    def readinto(self, view: Any) -> int:
+        with _naming(self.path, 'read'):
+            data = self._file.read(len(view))
+        view[:len(data)] = data
+        return len(data)
 
-    def readinto(self, view) -> int:
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        with _naming(self.path, 'seek in'):
+            self._file.seek(offset, whence)
+            return self._file.tell()
+
+
+class _NamedReader(Reader):
+    """A local file (an unbuffered `io.FileIO`) as a `Reader`."""
+
+    def readinto(self, view: Any) -> int:
         try:
             return self._file.readinto(view)
         except OSError as error:
@@ -379,19 +393,8 @@ class _NamedReader(io.RawIOBase):
     def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
         return self._file.seek(offset, whence)
 
-    def seekable(self) -> bool:
-        return True
 
-    def tell(self) -> int:
-        return self._file.tell()
-
-    def close(self) -> None:
-        if not self.closed:
-            self._file.close()
-            super().close()
-
-
-def open_read(path: str) -> io.RawIOBase:
+def open_read(path: str) -> Reader:
     """Opens a file for reading bytes, unbuffered (`readinto`, `read`); errors name it.
 
     Raises:
@@ -460,7 +463,7 @@ def _read_to_end(read: Callable[[int], bytes], path: str, size: int, max_bytes: 
 
 @contextlib.contextmanager
 def open_source(path: str, root: Optional[Roots] = None,
-                max_bytes: int = DEFAULT_MAX_SOURCE_BYTES) -> Iterator[io.RawIOBase]:
+                max_bytes: int = DEFAULT_MAX_SOURCE_BYTES) -> Iterator[Reader]:
     """Opens a converter's source file for reading, refusing what must not be read.
 
     Args:

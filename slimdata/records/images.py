@@ -26,7 +26,7 @@ import dataclasses
 import io
 import struct
 import zlib
-from typing import List, Optional, Tuple
+from typing import List, Optional, Tuple, Union
 
 import numpy as np
 from PIL import Image
@@ -313,7 +313,7 @@ def check_png(data: bytes, path: str, max_pixels: int = DEFAULT_MAX_PIXELS) -> I
     """
     offset = len(b'\x89PNG\r\n\x1a\n')
     end = len(data)
-    header = None
+    header: Optional[Tuple[int, int, int, int, bool]] = None
     idat = []  # memoryviews of the IDAT chunks' data, in order
     idat_ended = False
     view = memoryview(data)
@@ -350,6 +350,7 @@ def check_png(data: bytes, path: str, max_pixels: int = DEFAULT_MAX_PIXELS) -> I
         offset += 12 + length
     if not idat:
         raise _png_error(path, 'no image data (IDAT chunk)', offset)
+    assert header is not None, 'the loop refuses a first chunk other than IHDR'
     width, height, channels, bits, interlaced = header
     _check_png_data(idat, _png_data_size(width, height, channels * bits, interlaced), path)
     return ImageInfo('png', width, height, channels)
@@ -389,7 +390,7 @@ def _check_png_data(idat: List[memoryview], expected: int, path: str) -> None:
     produced = 0
     try:
         for chunk in idat:
-            pending = chunk
+            pending: Union[memoryview, bytes] = chunk
             while pending and not inflater.eof and produced <= expected:
                 produced += len(inflater.decompress(pending, _INFLATE_PIECE))
                 pending = inflater.unconsumed_tail

@@ -22,7 +22,7 @@ import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Callable, Dict, List, Sequence
+from typing import Any, Callable, Dict, List, MutableSequence, Optional, Sequence, Tuple
 
 from slimdata.progress import Progress
 from slimdata.records import fs, shards
@@ -143,11 +143,11 @@ class _Stopped(Exception):
 
 # In a pool worker: (items_done, stop) shared with the parent, and the temporary file being
 # written (removed if the parent dies).
-_worker_shared = None
+_worker_shared: Optional[Tuple[MutableSequence[int], Any]] = None
 _worker_temporary: List[str] = []
 
 
-def _init_worker(items_done: Sequence[int], stop: Any, parent_pid: int) -> None:
+def _init_worker(items_done: MutableSequence[int], stop: Any, parent_pid: int) -> None:
     global _worker_shared
     _worker_shared = (items_done, stop)
     # Ctrl-C and SIGTERM reach the whole process group; only the parent acts on them (it
@@ -174,6 +174,8 @@ def _exit_when_orphaned(parent_pid: int) -> None:
 def _write_piece_in_worker(piece: Piece, shard_path: str, encode: Callable, split: str,
                            position: int) -> PieceResult:
     """Runs in a pool worker: writes one piece, counting items where the parent sees them."""
+    if _worker_shared is None:
+        raise RuntimeError('_write_piece_in_worker runs in a pool started with _init_worker')
     items_done, stop = _worker_shared
 
     def item_done() -> None:

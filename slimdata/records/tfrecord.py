@@ -33,17 +33,30 @@ framed record, ``16 + len(data)`` bytes.
 """
 
 import dataclasses
+import io
 import os
 import struct
 import zlib
-from typing import BinaryIO, Callable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import (
+    Callable,
+    Dict,
+    Iterator,
+    List,
+    Optional,
+    Protocol,
+    Sequence,
+    Tuple,
+    TypeVar,
+    Union,
+)
 
 from crc32c import crc32c as _crc32c
 
 from slimdata.records import fs
 
 PathLike = Union[str, 'os.PathLike[str]']
-ProgressCallback = Callable[[memoryview], None]  # a chunk of the file, as read
+ProgressCallback = Callable[[Union[bytes, memoryview]], None]  # a chunk of the file, as read
+_T = TypeVar('_T')
 
 HEADER_SIZE = 12  # uint64 length + uint32 masked CRC of the length
 FOOTER_SIZE = 4  # uint32 masked CRC of the data
@@ -192,6 +205,14 @@ def _resolve_compression(path: PathLike, compression: Optional[str]) -> Optional
 # ----------------------------------------------------------------------------------------------
 # Writing
 
+class WritableFile(Protocol):
+    """What `TFRecordWriter` writes into: a binary file object (only write and flush used)."""
+
+    def write(self, data: bytes, /) -> object: ...
+
+    def flush(self) -> None: ...
+
+
 class TFRecordWriter:
     """Writes records in TFRecord framing, optionally GZIP or ZLIB compressed.
 
@@ -207,15 +228,15 @@ class TFRecordWriter:
       compression: None or '' (uncompressed), 'GZIP' or 'ZLIB'.
     """
 
-    def __init__(self, path_or_file: Union[PathLike, BinaryIO],
+    def __init__(self, path_or_file: Union[PathLike, WritableFile],
                  compression: Optional[str] = None):
         self.compression = normalize_compression(compression, allow_auto=False)
+        self._owned_file: Optional[io.RawIOBase] = None  # closed by close()
         if isinstance(path_or_file, (str, bytes, os.PathLike)):
-            self._file = fs.open_write(os.fspath(path_or_file), WRITE_BUFFER_SIZE)
-            self._owns_file = True
+            self._file: WritableFile = fs.open_write(os.fsdecode(path_or_file), WRITE_BUFFER_SIZE)
+            self._owned_file = self._file
         else:
             self._file = path_or_file
-            self._owns_file = False
         self._compressor = None
         #: The size and CRC-32C of the bytes written to the file so far (the sharded writer
         #: records both, so that a shard can later be told from any other file).
@@ -271,8 +292,8 @@ class TFRecordWriter:
                 self._emit_compressed(self._compressor.flush(zlib.Z_FINISH))
             self._file.flush()
         finally:
-            if self._owns_file:
-                self._file.close()
+            if self._owned_file is not None:
+                self._owned_file.close()
 
     def __enter__(self) -> 'TFRecordWriter':
         return self
@@ -291,7 +312,7 @@ class _StreamError(Exception):
 class _FileSource:
     """The bytes of an uncompressed file, read straight into the scanner's buffer."""
 
-    def __init__(self, file: BinaryIO, on_read: Optional[ProgressCallback]):
+    def __init__(self, file: fs.Reader, on_read: Optional[ProgressCallback]):
         self._file = file
         self._on_read = on_read
 
@@ -309,7 +330,7 @@ class _InflatingSource:
     a ZLIB file holds one stream, and bytes after its end are reported, not ignored.
     """
 
-    def __init__(self, file: BinaryIO, compression: str, on_read: Optional[ProgressCallback],
+    def __init__(self, file: fs.Reader, compression: str, on_read: Optional[ProgressCallback],
                  file_size: int):
         self._file = file
         self._file_size = file_size
@@ -369,7 +390,7 @@ class _InflatingSource:
         return len(self._input) + self._file_size - self._consumed
 
 
-def _open_source(file: BinaryIO, compression: Optional[str],
+def _open_source(file: fs.Reader, compression: Optional[str],
                  on_read: Optional[ProgressCallback], file_size: int):
     if compression is None:
         return _FileSource(file, on_read)
@@ -405,7 +426,7 @@ def _length_crc_reason(record_index: int, header: bytes, compression: Optional[s
     return reason
 
 
-def _check_length_crc(header: bytes, length_crcs: dict) -> bool:
+def _check_length_crc(header: bytes, length_crcs: Dict[int, int]) -> bool:
     """Whether the header's length CRC is right; remembers it in `length_crcs` if so."""
     length, stored = _HEADER.unpack_from(header)
     if masked_crc32c(header[:8]) != stored:
@@ -423,7 +444,7 @@ def _data_crc_reason(stored: int, computed: int) -> str:
 # Reading: the record scanner
 
 def _scan_records(path: str, source, compression: Optional[str], verify: bool,
-                  emit: Callable[[memoryview], object]) -> Iterator[object]:
+                  emit: Callable[[memoryview], _T]) -> Iterator[_T]:
     """Yields `emit(view of each record's data)`, checking the framing as it goes.
 
     The length CRC is always checked (a corrupt length must not send the reader astray);
@@ -438,7 +459,7 @@ def _scan_records(path: str, source, compression: Optional[str], verify: bool,
     crc32c = _crc32c
     unpack_header = _HEADER.unpack_from
     unpack_crc = _CRC.unpack_from
-    length_crcs = {}  # length -> its masked CRC, for lengths already checked
+    length_crcs: Dict[int, int] = {}  # length -> its masked CRC, for lengths already checked
     while True:
         if end - start < HEADER_SIZE:
             where = (path, index, base + start, compression)
@@ -507,14 +528,14 @@ def _fill(source, buffer: bytearray, view: memoryview, start: int, end: int, nee
     return buffer, view, end
 
 
-def _open_for_reading(path: PathLike) -> BinaryIO:
+def _open_for_reading(path: PathLike) -> fs.Reader:
     """Opens `path` unbuffered (the scanner buffers); FileNotFoundError names a missing path."""
     return fs.open_read(os.fspath(path))
 
 
 def _read_records(path: PathLike, verify: bool, compression: Optional[str],
-                  emit: Callable[[memoryview], object],
-                  on_read: Optional[ProgressCallback] = None) -> Iterator[object]:
+                  emit: Callable[[memoryview], _T],
+                  on_read: Optional[ProgressCallback] = None) -> Iterator[_T]:
     compression = _resolve_compression(path, compression)
     file_size = fs.size(os.fspath(path))
     with _open_for_reading(path) as file:
@@ -573,7 +594,7 @@ def iter_record_spans(path: PathLike) -> Iterator[Tuple[int, int]]:
     with _open_for_reading(path) as file:
         window, window_start = b'', 0
         offset, index = 0, 0
-        length_crcs = {}  # length -> its masked CRC, for lengths already checked
+        length_crcs: Dict[int, int] = {}  # length -> its masked CRC, of lengths checked
         while offset < size:
             at = offset - window_start
             if at + HEADER_SIZE > len(window):
@@ -643,7 +664,7 @@ def holds_damaged_record_at(path: PathLike, offset: int) -> bool:
     return False
 
 
-def _record_is_whole(file: BinaryIO, start: int) -> bool:
+def _record_is_whole(file: fs.Reader, start: int) -> bool:
     """Whether a record with correct framing and CRCs starts at byte `start` of `file`."""
     file.seek(start)
     header = file.read(_HEADER.size)
@@ -683,7 +704,7 @@ class FileCheck:
 
 
 # (path, compression asked, size, mtime_ns, inode, device) -> FileCheck, for `check_file`.
-_FILE_CHECKS = {}
+_FILE_CHECKS: Dict[Tuple[str, Optional[str], int, int, int, int], 'FileCheck'] = {}
 
 
 def check_file(path: PathLike, compression: Optional[str] = AUTO) -> FileCheck:
@@ -813,7 +834,7 @@ def expand_paths(paths: Sequence[PathLike]) -> List[str]:
       ValueError: naming a path that matches nothing, or a folder with no record files.
     """
     files: List[str] = []
-    for path in map(os.fspath, paths):
+    for path in (os.fspath(given) for given in paths):
         if fs.isdir(path):
             found = _list_record_files(path)
             if not found:

@@ -19,7 +19,7 @@ It imports no TensorFlow.
 
 import dataclasses
 import os
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from crc32c import crc32c
 
@@ -177,7 +177,7 @@ def check_against_dataset_info(folder: str, results: Mapping[str, tfrecord.Verif
     if info is None:
         return [], []
     problems: List[Problem] = []
-    listed = set()
+    listed: Set[str] = set()
     for split, entry in sorted(info.get('splits', {}).items()):
         if not dataset_info.is_complete(entry):
             problems.append(Problem(

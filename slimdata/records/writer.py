@@ -65,8 +65,13 @@ from slimdata import progress as progress_lines
 from slimdata.deprecation import renamed_argument
 from slimdata.progress import Progress
 from slimdata.records import dataset_info, fingerprint, fs, local_pool
-from slimdata.records.shards import (ConversionError, EncodedExample, PieceResult, ShardJob,
-                                     SkipExample)
+from slimdata.records.shards import (
+    ConversionError,
+    EncodedExample,
+    PieceResult,
+    ShardJob,
+    SkipExample,
+)
 
 __all__ = ['ConversionError', 'EncodedExample', 'RerunError', 'SkipExample', 'SplitSource',
            'WriteSummary', 'shard_filename', 'shards_for_size', 'write_dataset',
@@ -338,7 +343,7 @@ def _dataset_fields(labels_to_names: Optional[Mapping[int, str]],
                     keys_to_features: Optional[Mapping[str, Any]],
                     extra: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
     """The dataset-wide fields as dataset_info.json records them."""
-    fields = {}
+    fields: Dict[str, Any] = {}
     if labels_to_names is not None:
         fields['labels_to_names'] = {str(k): v for k, v in sorted(labels_to_names.items())}
     if keys_to_features is not None:
@@ -703,10 +708,11 @@ def _summarize(output_dir: str, split: str, paths: List[str], state: _SplitState
 
 def _human_bytes(num_bytes: int) -> str:
     size = float(num_bytes)
-    for unit in ('B', 'kB', 'MB', 'GB'):
-        if size < 1000 or unit == 'GB':
+    for unit in ('B', 'kB', 'MB'):
+        if size < 1000:
             return f'{size:.0f} {unit}' if unit == 'B' else f'{size:.1f} {unit}'
         size /= 1000
+    return f'{size:.1f} GB'
 
 
 def _count(details: Dict[str, List[str]]) -> int:

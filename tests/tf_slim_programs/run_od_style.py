@@ -17,10 +17,9 @@ import os
 import sys
 
 import numpy as np
-from PIL import Image as PILImage
-
 import od_style_decoder  # imports tf_slim before anything is patched
 import tensorflow as tf
+from PIL import Image as PILImage
 from tf_slim import tfexample_decoder as slim_decoder
 
 LABEL_MAP = '1,dog,Dog\n2,cat,Cat\n3,/m/zebra,zebra\n'

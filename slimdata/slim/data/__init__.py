@@ -13,8 +13,16 @@ the import system looks up before searching for a file.
 
 import sys
 
-from slimdata import (data_decoder, data_provider, dataset, dataset_data_provider,
-                      parallel_reader, prefetch_queue, test_utils, tfexample_decoder)
+from slimdata import (
+    data_decoder,
+    data_provider,
+    dataset,
+    dataset_data_provider,
+    parallel_reader,
+    prefetch_queue,
+    test_utils,
+    tfexample_decoder,
+)
 
 #: tf_slim.data's module names, each with slimdata's module of that name.
 MODULES = {
