@@ -41,8 +41,8 @@ _GLOB_CHARACTERS = ('*', '?', '[')
 
 # Each reader moves up to this many records into the common queue per step of its queue
 # runner (`read_up_to` + `enqueue_many`) instead of one: a step costs a Python-level
-# session call, which dominated the time per record of small records (see the README's
-# performance section). The records and their order within a file are unchanged.
+# session call, which dominated the time per record of small records (see
+# docs/performance.md). The records and their order within a file are unchanged.
 RECORDS_PER_READ = 32
 
 #: The graph collection of every data file the readers of a graph read. TensorFlow names a

@@ -1,7 +1,7 @@
 """Every record read once per epoch, or an error that says which file came up short.
 
-TensorFlow's TFRecord readers have three ways to fail a long training run (README, "Damaged
-records"): a record header declaring more bytes than the machine's memory kills the process
+TensorFlow's TFRecord readers have three ways to fail a long training run (docs/troubleshooting.md,
+"Damaged records"): a record header declaring more bytes than the machine's memory kills the process
 (they allocate the declared length first); a file that ends inside a record header (or a
 GZIP/ZLIB file cut almost anywhere) reads as a shorter file, without an error; and a damaged
 record stops the file with an error naming only a byte offset. slimdata's pipelines guard

@@ -1,4 +1,4 @@
-"""A few cases of benchmarks/fuzz_readers.py (the long run is in the README): the framing
+"""A few cases of benchmarks/fuzz_readers.py (the long run is in docs/troubleshooting.md): the framing
 readers and TFExampleDecoder give only documented errors, agree with TensorFlow's reader and
 parser, and neither crash nor hang. Each batch runs in a subprocess, so a crash is seen."""
 
