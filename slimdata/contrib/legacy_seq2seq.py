@@ -21,10 +21,19 @@ def _size(dimension) -> Optional[int]:
     return tf.compat.dimension_value(dimension)
 
 
+def _known_size(dimension, what: str) -> int:
+    """A dimension's size, which must be known: TF1's cells raised ValueError without it."""
+    size = _size(dimension)
+    if size is None:
+        raise ValueError(f'{what} must be known when the graph is built, but it is None')
+    return size
+
+
 def _linear(arguments: Sequence, output_size: int, dtype) -> 'tf.Tensor':
     """concat(arguments, 1) @ kernel + bias, with variables `kernel` and `bias` (zeros) in the
     current variable scope (TF1's core_rnn_cell._Linear)."""
-    total = sum(_size(argument.get_shape()[1]) for argument in arguments)
+    total = sum(_known_size(argument.get_shape()[1], f'the depth of {argument.name}')
+                for argument in arguments)
     kernel = v1.get_variable('kernel', [total, output_size], dtype=dtype)
     bias = v1.get_variable('bias', [output_size], dtype=dtype,
                            initializer=v1.constant_initializer(0.0, dtype=dtype))
@@ -84,7 +93,7 @@ def attention_decoder(decoder_inputs: Sequence, initial_state, attention_states,
         length = _size(attention_states.get_shape()[1])
         if length is None:
             length = tf.shape(attention_states)[1]
-        size = _size(attention_states.get_shape()[2])
+        size = _known_size(attention_states.get_shape()[2], 'the depth of attention_states')
         hidden = tf.reshape(attention_states, [-1, length, 1, size])
         features, vectors = [], []
         for head in range(num_heads):

@@ -9,14 +9,16 @@ variable under its average's name, so an evaluation restoring the checkpoint rea
 averages.
 """
 
-from typing import Dict, Optional
+from typing import Any, Dict, Optional
 
 from slimdata._tf import tf
 
 v1 = tf.compat.v1
+# A name for the base class, which mypy needs (TensorFlow's classes are Any to it).
+_Optimizer: Any = v1.train.Optimizer
 
 
-class MovingAverageOptimizer(v1.train.Optimizer):
+class MovingAverageOptimizer(_Optimizer):
     """Wraps `opt`, keeping moving averages of the variables it trains.
 
     Args:

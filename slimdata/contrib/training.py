@@ -12,7 +12,7 @@ never the reverse; a bool stays a bool; a str stays a str); `values()`, `to_json
 import json
 import numbers
 import re
-from typing import Any, Dict, Optional
+from typing import Any, Dict, NoReturn, Optional, Type
 
 # name, optional [index], '=', a single value or a [list]; as TF 1.15's parse_values.
 _PARAMETER = re.compile(r"""
@@ -25,12 +25,12 @@ _PARAMETER = re.compile(r"""
   ($|,\s*)""", re.VERBOSE)
 
 
-def _parse_fail(name: str, kind: type, value: str, values: str):
+def _parse_fail(name: str, kind: type, value: str, values: str) -> NoReturn:
     raise ValueError(f"Could not parse hparam '{name}' of type '{kind.__name__}' with value "
                      f"'{value}' in {values}")
 
 
-def _reuse_fail(name: str, values: str):
+def _reuse_fail(name: str, values: str) -> NoReturn:
     raise ValueError(f"Multiple assignments to variable '{name}' in {values}")
 
 
@@ -101,7 +101,7 @@ def parse_values(values: str, type_map: Dict[str, type],
     return results
 
 
-def _cast(name: str, kind: type, value: Any) -> Any:
+def _cast(name: str, kind: Type[Any], value: Any) -> Any:
     """`value` as a `kind`, where TF1's HParams allowed it (int -> float, not the reverse)."""
     failure = f"Could not cast hparam '{name}' of type '{kind}' from value {value!r}"
     if issubclass(kind, type(None)):
