@@ -276,7 +276,7 @@ def test_in_place_keeps_originals_and_leaves_unchanged_files_alone(tmp_path):
     assert not (backup / 'pkg' / 'plain.py').exists()
     assert (root / 'pkg' / 'plain.py').stat().st_mtime == 1_000_000
     assert [path.name for path in root.rglob('.*')] == []  # no temporaries left
-    with pytest.raises(tree.PortError, match='already holds pkg/data.py'):
+    with pytest.raises(tree.PortError, match='already holds another version of pkg/data.py'):
         (root / 'pkg' / 'data.py').write_text('import tf_slim\n')
         tree.port_tree(str(root), tf_upgrade=None)
 
