@@ -277,7 +277,7 @@ def test_in_place_keeps_originals_and_leaves_unchanged_files_alone(tmp_path):
     assert (root / 'pkg' / 'plain.py').stat().st_mtime == 1_000_000
     assert [path.name for path in root.rglob('.*')] == []  # no temporaries left
     with pytest.raises(tree.PortError, match='already holds another version of pkg/data.py'):
-        (root / 'pkg' / 'data.py').write_text('import tf_slim\n')
+        (root / 'pkg' / 'data.py').write_text('import tf_slim as slim\n')
         tree.port_tree(str(root), tf_upgrade=None)
 
 
@@ -333,10 +333,10 @@ def test_cli_report_names_every_change_and_what_is_not_ported(tmp_path):
 def test_a_coding_declaration_is_honoured(tmp_path):
     root = tmp_path / 'repo'
     root.mkdir()
-    (root / 'm.py').write_bytes(b'# -*- coding: latin-1 -*-\n# caf\xe9\nimport tf_slim\n')
+    (root / 'm.py').write_bytes(b'# -*- coding: latin-1 -*-\n# caf\xe9\nimport tf_slim as slim\n')
     tree.port_tree(str(root), str(tmp_path / 'out'), tf_upgrade=None)
     assert (tmp_path / 'out' / 'm.py').read_bytes() == (
-        b'# -*- coding: latin-1 -*-\n# caf\xe9\nfrom slimdata import slim as tf_slim\n')
+        b'# -*- coding: latin-1 -*-\n# caf\xe9\nfrom slimdata import slim\n')
 
 
 # -- a whole repository in the style of the old slim repos: ported, converted, trained ---------

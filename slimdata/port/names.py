@@ -201,7 +201,7 @@ class NamesPass(PortTransformer):
         kept, new_lines = [], []
         for alias in statement.names:
             name = code_of(alias.name)
-            target = checked_successor(name)
+            target = None if _is_own_import(alias) else checked_successor(name)
             bound = alias.asname.name.value if alias.asname else name.split('.')[0]
             if target is None:
                 if not self._drop_unused_import(statement, name, bound):
@@ -409,6 +409,12 @@ def _map_argument(port: rules.LayerPort, keyword: Optional[str], value: cst.Base
     return new_keyword, value
 
 
+def _is_own_import(alias: cst.ImportAlias) -> bool:
+    """Whether `alias` is the bare `import tf_slim` this pass writes for tf_slim's names: it is
+    kept (its data names are renamed where used), so that a second port changes nothing."""
+    return alias.asname is None and code_of(alias.name) == 'tf_slim'
+
+
 class _BindingScanner(cst.CSTVisitor):
     """Finds the names whose import the pass rewrites, and the aliases of private modules."""
 
@@ -420,7 +426,8 @@ class _BindingScanner(cst.CSTVisitor):
         for alias in node.names:
             name = code_of(alias.name)
             bound = alias.asname.name.value if alias.asname else name.split('.')[0]
-            self._bind(node, name, bound, rewritten=alias.asname is not None or '.' not in name)
+            self._bind(node, name, bound, rewritten=(alias.asname is not None or '.' not in name)
+                       and not _is_own_import(alias))
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):

@@ -154,6 +154,10 @@ def _deduplicated(notes: List[Note]) -> List[Note]:
     return list(dict.fromkeys(kept))
 
 
+def _line_count(code: str) -> int:
+    return code.count('\n') + (not code.endswith('\n'))
+
+
 def _unparsable(path: str, code: str) -> Optional[Tuple[int, str]]:
     """(line, why) if Python itself cannot parse `code`, else None.
 
@@ -183,7 +187,7 @@ def port_sources(sources: Dict[str, str],
     endings: Dict[str, List[str]] = {}
     results: Dict[str, Tuple[str, List[Note]]] = {}
     problems = []
-    total_lines = sum(code.count('\n') + 1 for code in sources.values())
+    total_lines = sum(_line_count(code) for code in sources.values())
     with progress.Progress(total_lines, 'porting', unit='lines', delay=1.0) as shown:
         for path, code in sources.items():
             texts[path], endings[path] = lines.split_endings(code)
@@ -199,7 +203,7 @@ def port_sources(sources: Dict[str, str],
             if failure is not None:
                 problems.append(f'{path}:{failure[0]}: {failure[1]}')
                 results[path] = (code, [Note(NOT_PORTED, *failure)])
-            shown.update(code.count('\n') + 1)
+            shown.update(_line_count(code))
     if tf_upgrade and staged:
         progress.info(f"running TensorFlow's tf_upgrade_v2 ({tf_upgrade.lower()} mode) over "
                       f'{len(staged)} files')
