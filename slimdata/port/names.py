@@ -88,8 +88,17 @@ def _attribute_chain(dotted_name: str):
 
 def checked_successor(name: str) -> Optional[str]:
     """The successor of old `name` by the rules, if it is really there (a module's rule covers
-    every name under it, and not every contrib name made it into tf_slim), else None."""
+    every name under it, and not every contrib name made it into tf_slim), else None.
+
+    A successor that has a successor itself (contrib's `variables` module is `tf_slim`, which
+    is ported to the facade) gives way to it: what the pass writes, a second port keeps.
+    """
     target = rules.successor(name)
+    for _ in range(3):
+        further = rules.successor(target) if target is not None else None
+        if further is None or further == target:
+            break
+        target = further
     return target if target is not None and _attribute_chain(target) is not None else None
 
 
