@@ -397,6 +397,18 @@ def test_fixture_repository_ported_with_nothing_left(ported_fixture):
 
 
 @pytest.mark.slow
+def test_a_second_port_with_tf_upgrade_v2_changes_nothing(ported_fixture):
+    work, _ = ported_fixture
+    again = _cli('port', str(work / 'ported'), str(work / 'again'))
+    assert again.returncode == 0, again.stderr
+    assert ' 0 changed: 0 changes' in again.stdout
+    for path in (work / 'ported').rglob('*'):
+        if path.is_file():
+            assert (work / 'again' / path.relative_to(work / 'ported')).read_bytes() == (
+                path.read_bytes()), path
+
+
+@pytest.mark.slow
 def test_the_original_fails_on_this_tensorflow(ported_fixture, tmp_path):
     """The independent expectation that the port is needed at all."""
     result = _python('datasets/convert_shapes.py', '--source_dir', str(tmp_path),

@@ -59,6 +59,8 @@ MAX_FILE_BYTES = 2 * 2 ** 20
 RUNNING_MARKER = '.slimdata-port-running.json'
 #: With DST: the suffix of the folder the copy is built in before it is renamed DST.
 PARTIAL_SUFFIX = '.port-partial'
+#: In place: the temporary files written before a rename (`.NAME.slimdata-port-XXXX.tmp`).
+_TEMPORARY = re.compile(r'\..+\.slimdata-port-\w+\.tmp')
 
 
 class PortError(ValueError):
@@ -289,9 +291,11 @@ def port_tree(source: str, destination: Optional[str] = None, backup: Optional[s
       The PortReport. Raises PortError for usage problems, before anything is written.
     """
     plan = _plan(source, destination, backup)
-    if plan.backup is not None and not dry_run:
-        _check_resumable(plan.backup, tf_upgrade)
+    resuming = plan.backup is not None and not dry_run and _check_resumable(plan.backup,
+                                                                            tf_upgrade)
     found = _walk(plan.root, skip=tuple(path for path in (plan.backup, plan.partial) if path))
+    if resuming:
+        _remove_temporaries(plan, found)
     problems = list(found.problems)
     problems += [f'{path}: a link leaving {source} (to {found.links[path]}): not followed, '
                  'not ported' for path in found.leaving if path.endswith('.py')]
@@ -357,6 +361,9 @@ def _read_source(path: pathlib.Path, size: int, limit: int) -> Tuple[str, str]:
         if not str(error).startswith('invalid or missing encoding declaration'):
             raise _Unreadable(f'its coding declaration is not usable ({error})') from error
         encoding = 'utf-8'  # no declaration, and the first lines are not UTF-8
+    nul = data.find(0)
+    if nul >= 0:
+        raise _Unreadable(f'holds NUL bytes (at byte {nul}): binary data, not Python')
     try:
         return data.decode(encoding), encoding
     except LookupError as error:  # a codec that is not a text encoding (rot13)
@@ -371,11 +378,12 @@ def _read_source(path: pathlib.Path, size: int, limit: int) -> Tuple[str, str]:
         ) from error
 
 
-def _check_resumable(backup: pathlib.Path, tf_upgrade: Optional[str]) -> None:
-    """An interrupted in-place port is resumed only with the options it ran with."""
+def _check_resumable(backup: pathlib.Path, tf_upgrade: Optional[str]) -> bool:
+    """Whether an in-place port was interrupted: then it is resumed, only with the options
+    it ran with."""
     marker = backup / RUNNING_MARKER
     if not marker.exists():
-        return
+        return False
     try:
         options = json.loads(marker.read_text(encoding='utf-8'))
     except (OSError, ValueError) as error:
@@ -387,6 +395,18 @@ def _check_resumable(backup: pathlib.Path, tf_upgrade: Optional[str]) -> None:
                         'the same command again to finish it, or restore the originals from '
                         f'{backup} and remove the marker')
     progress.info(f'resuming the port interrupted earlier ({marker})')
+    return True
+
+
+def _remove_temporaries(plan: _Plan, found: _Tree) -> None:
+    """The temporary files an interrupted in-place port left, in the tree and the backup."""
+    for relative in [path for path in found.files
+                     if _TEMPORARY.fullmatch(path.rpartition('/')[2])]:
+        del found.files[relative]
+        (plan.root / relative).unlink()
+    for path in plan.backup.rglob('.*.tmp'):
+        if _TEMPORARY.fullmatch(path.name):
+            path.unlink()
 
 
 def _check_backup(plan: _Plan, changed: Dict[str, bytes]) -> None:
@@ -425,8 +445,8 @@ def _write_atomically(path: pathlib.Path, data: bytes, like: Optional[pathlib.Pa
                       times: bool = False) -> None:
     """`data` under a temporary name beside `path`, then renamed `path`: never half written.
     `like`: a file whose permissions (and with `times`, times) the new one takes."""
-    with tempfile.NamedTemporaryFile('wb', dir=path.parent, prefix=f'.{path.name}.',
-                                     delete=False) as temporary:
+    with tempfile.NamedTemporaryFile('wb', dir=path.parent, suffix='.tmp', delete=False,
+                                     prefix=f'.{path.name}.slimdata-port-') as temporary:
         temporary.write(data)
     try:
         if like is not None:
