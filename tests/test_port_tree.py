@@ -10,6 +10,7 @@ import json
 import os
 import pathlib
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -455,3 +456,29 @@ def test_sigkill_in_place_is_marked_then_the_same_command_finishes(kill_tree, tm
     with pytest.raises(tree.PortError, match='interrupted port with --tf-upgrade off'):
         (backup / tree.RUNNING_MARKER).write_text('{"tf_upgrade": null}')
         tree.port_tree(str(root), tf_upgrade='SAFETY')
+
+
+# -- the passes' triggers: a pass skipped by its trigger would have changed nothing ----------------
+
+PY3_SNIPPETS = (
+    'import collections\nP = collections.namedtuple("P", "a")\n',
+    'import collections as c\nM = c.Mapping\n',
+    'from collections import (OrderedDict,\n    Iterable)\n',
+    'import tensorflow as tf\n\ndef read(path):\n    image_data = tf.gfile.FastGFile(path, "r")'
+    '.read()\n    return image_data\n',
+    'def _bytes_list_feature(v):\n    return v\nx = _bytes_list_feature("png")\n',
+    'import tensorflow as tf\nf = tf.train.BytesList(value=["jpeg"])\n',
+)
+
+
+def test_a_pass_its_trigger_skips_has_no_work(monkeypatch):
+    sources = {f'snippet_{index}.py': code for index, code in enumerate(
+        PY3_SNIPPETS + (SLIM_MODULE.format(index=0), NET, LINE_NUMBERS))}
+    sources.update({path.relative_to(FIXTURE).as_posix(): path.read_text()
+                    for path in FIXTURE.rglob('*.py')})
+    gated, _ = tree.port_sources(sources, tf_upgrade=None)
+    monkeypatch.setattr(tree, 'PASSES', tuple((make_pass, re.compile(''))
+                                              for make_pass, _ in tree.PASSES))
+    every_pass, _ = tree.port_sources(sources, tf_upgrade=None)
+    assert gated == every_pass
+    assert sum(code != sources[path] for path, (code, _) in gated.items()) >= 10

@@ -17,7 +17,7 @@ import libcst as cst
 
 from slimdata.port.edits import CHANGED, NOT_PORTED, PortTransformer, code_of
 
-_ABSTRACT_CLASSES = frozenset((
+ABSTRACT_CLASSES = frozenset((
     'AsyncGenerator', 'AsyncIterable', 'AsyncIterator', 'Awaitable', 'ByteString', 'Callable',
     'Collection', 'Container', 'Coroutine', 'Generator', 'Hashable', 'ItemsView', 'Iterable',
     'Iterator', 'KeysView', 'Mapping', 'MappingView', 'MutableMapping', 'MutableSequence',
@@ -66,7 +66,7 @@ class Py3Pass(PortTransformer):
                         updated: cst.Attribute) -> cst.BaseExpression:
         name = self.qualified_name(original)
         if (name and name.startswith('collections.') and name.count('.') == 1
-                and original.attr.value in _ABSTRACT_CLASSES
+                and original.attr.value in ABSTRACT_CLASSES
                 and isinstance(original.value, cst.Name)):
             self.need_import('import collections.abc')
             self.note(CHANGED, original, f'{code_of(original)} -> collections.abc.'
@@ -79,7 +79,7 @@ class Py3Pass(PortTransformer):
         if (original.relative or not original.module or code_of(original.module) != 'collections'
                 or isinstance(original.names, cst.ImportStar)):
             return updated
-        moved = [alias for alias in updated.names if code_of(alias.name) in _ABSTRACT_CLASSES]
+        moved = [alias for alias in updated.names if code_of(alias.name) in ABSTRACT_CLASSES]
         kept = [alias for alias in updated.names if alias not in moved]
         if not moved:
             return updated
