@@ -4,11 +4,11 @@ Corpora, each measured on its own:
 
   * TREE arguments: real repositories (a snapshot of balancap/SSD-Tensorflow fetched by hand
     under /work/ext/, say; never committed), their .py files;
-  * without TREE, a slim-era tree built from tests/port_fixture/shapes_slim: 120 files, some
+  * a slim-era tree built from tests/port_fixture/shapes_slim: 24 copies, 144 files, some
     5,200 lines;
   * single large files of about --large-lines lines (default 20,000) and a quarter and half of
-    that, made of the first corpus' modules one after another: the cost per line must not grow
-    with the file.
+    that, made of the first TREE's modules (else the fixture's) one after another: the cost per
+    line must not grow with the file.
 
 For each corpus:
 
@@ -186,8 +186,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix='bench-port-') as temporary:
         work = pathlib.Path(temporary)
         corpora = [(pathlib.Path(tree).name, pathlib.Path(tree)) for tree in args.trees]
-        if not corpora:
-            corpora = [('slim-era fixture x24', fixture_tree(work / 'fixture'))]
+        corpora.append(('slim-era fixture x24', fixture_tree(work / 'fixture')))
         first = python_sources(corpora[0][1])
         for lines in (args.large_lines // 4, args.large_lines // 2, args.large_lines):
             corpora.append((f'one file, {lines:,} lines',

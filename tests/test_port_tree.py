@@ -120,8 +120,8 @@ def test_max_file_size_option(tmp_path):
     root = tmp_path / 'repo'
     root.mkdir()
     (root / 'large.py').write_text('import tf_slim as slim\n# ' + 'x' * 1_200_000 + '\n')
-    result = _cli(str(root), '--dry-run', '--tf-upgrade', 'off', '--max-file-size', '0.5')
-    assert result.returncode == 1 and 'large.py: too large (1.1 MB; the limit is 0.5 MB' in (
+    result = _cli(str(root), '--dry-run', '--tf-upgrade', 'off')
+    assert result.returncode == 1 and 'large.py: too large (1.1 MB; the limit is 1.0 MB' in (
         result.stdout)
     result = _cli(str(root), '--dry-run', '--tf-upgrade', 'off', '--max-file-size', '2')
     assert result.returncode == 0 and '1 changed' in result.stdout

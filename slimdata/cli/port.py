@@ -43,9 +43,9 @@ def register(commands: argparse._SubParsersAction, selected: bool) -> None:
                              'imports tensorflow.compat.v1 as tf, so every TF1 call keeps its '
                              'meaning; default renames each call to its TF2 name where '
                              'TensorFlow judges it safe; off leaves TF1 calls as they are')
-    parser.add_argument('--max-file-size', metavar='MB', type=_megabytes, default=2.0,
+    parser.add_argument('--max-file-size', metavar='MB', type=_megabytes, default=1.0,
                         help='Python files larger than this are reported, not ported '
-                             '(default: 2)')
+                             '(default: 1; the port takes some 25 kB of memory per line)')
     parser.add_argument('--json', metavar='FILE', help='also write the report as JSON to FILE')
     parser.set_defaults(run=run)
 

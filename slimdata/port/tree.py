@@ -54,9 +54,10 @@ PASSES = (
     (EntryPass, re.compile(r'__main__|app\.run')),
 )
 
-#: Files larger than this are reported, not ported: the syntax trees of the passes take about
-#: 25 kB of memory per line (a 2 MB file is some 60,000 lines, 1.5 GB).
-MAX_FILE_BYTES = 2 * 2 ** 20
+#: Files larger than this are reported, not ported: the syntax trees of the passes take some
+#: 20-25 kB of memory per line and 1 ms of CPU per line and pass (measured: a 1 MB file of
+#: slim-era code is some 30,000 lines, 0.7 GB).
+MAX_FILE_BYTES = 2 ** 20
 
 #: In place: the file in the backup folder saying a port is under way (its options inside).
 RUNNING_MARKER = '.slimdata-port-running.json'
