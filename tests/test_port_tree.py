@@ -482,3 +482,37 @@ def test_a_pass_its_trigger_skips_has_no_work(monkeypatch):
     every_pass, _ = tree.port_sources(sources, tf_upgrade=None)
     assert gated == every_pass
     assert sum(code != sources[path] for path, (code, _) in gated.items()) >= 10
+
+
+# -- the metadata a pass answers itself is libcst's ------------------------------------------------
+
+def test_pass_metadata_equals_libcst_providers():
+    import libcst as cst
+    from libcst.metadata import (MetadataWrapper, ParentNodeProvider, PositionProvider,
+                                 QualifiedNameProvider)
+
+    class Probe(edits.PortTransformer):
+        def on_leave(self, original_node, updated_node):
+            self.seen.append((original_node, self.get_metadata(ParentNodeProvider, original_node,
+                                                               None),
+                              self.line_of(original_node) if original_node in positions else None,
+                              self.get_metadata(QualifiedNameProvider, original_node, set())))
+            return super().on_leave(original_node, updated_node)
+
+    codes = [path.read_text() for path in sorted(FIXTURE.rglob('*.py'))
+             if path.stat().st_size] + [NET, LINE_NUMBERS]
+    for code in codes:
+        module = cst.parse_module(code)
+        reference = MetadataWrapper(module, unsafe_skip_copy=True)
+        parents = reference.resolve(ParentNodeProvider)
+        positions = reference.resolve(PositionProvider)
+        names = reference.resolve(QualifiedNameProvider)
+        probe = Probe()
+        probe.seen = []
+        MetadataWrapper(module, unsafe_skip_copy=True).visit(probe)
+        assert len(probe.seen) > 100
+        for node, parent, line, qualified in probe.seen:
+            assert parent is parents.get(node)
+            assert line == (positions[node].start.line if node in positions else None)
+            expected = names.get(node, set())
+            assert qualified == (expected() if callable(expected) else expected)

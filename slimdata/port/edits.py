@@ -32,8 +32,8 @@ class Note:
 #: Metadata a PortTransformer answers itself, cheaper than libcst's providers, which each walk
 #: the whole tree before the pass starts (CPU microseconds per line of SSD-Tensorflow: parents
 #: 270, positions 150, qualified names 210 on top of the scopes' 360; the pass's own walk 90).
-#: Parents are recorded during the pass's own walk; positions are computed only if the pass
-#: writes a note; qualified names are asked of the node's scope when the pass needs them.
+#: Parents are recorded during the pass's own walk; positions are computed once the pass
+#: writes a note, scopes once it asks for a qualified name, and then only the node's.
 _OWN_METADATA = frozenset((ParentNodeProvider, PositionProvider, QualifiedNameProvider))
 
 
@@ -58,10 +58,8 @@ class PortTransformer(cst.CSTTransformer):
     @contextlib.contextmanager
     def resolve(self, wrapper: MetadataWrapper) -> Iterator[None]:
         self._wrapper = wrapper
-        wanted = set(self.get_inherited_dependencies())
-        if QualifiedNameProvider in wanted:
-            wanted.add(ScopeProvider)
-        self.metadata = wrapper.resolve_many(wanted - _OWN_METADATA)
+        self.metadata = wrapper.resolve_many(
+            set(self.get_inherited_dependencies()) - _OWN_METADATA)
         try:
             yield
         finally:
@@ -71,16 +69,19 @@ class PortTransformer(cst.CSTTransformer):
         if key is ParentNodeProvider:
             found = self._parents.get(node, default)
         elif key is QualifiedNameProvider:
-            scope = self.metadata[ScopeProvider].get(node)
+            scope = self._resolved(ScopeProvider).get(node)
             found = scope.get_qualified_names_for(node) if scope is not None else default
         else:
-            if key is PositionProvider and key not in self.metadata:
-                self.metadata = {**self.metadata,
-                                 key: self._wrapper.resolve(PositionProvider)}
-            found = self.metadata[key].get(node, default)
+            found = self._resolved(key).get(node, default)
         if found is _NO_DEFAULT:
             raise KeyError(f'no {key.__name__} metadata for {type(node).__name__}')
         return found
+
+    def _resolved(self, key):
+        """The metadata of `key` for the whole module, computed on first use."""
+        if key not in self.metadata:
+            self.metadata = {**self.metadata, key: self._wrapper.resolve(key)}
+        return self.metadata[key]
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self._ancestors:

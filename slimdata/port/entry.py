@@ -35,10 +35,9 @@ class EntryPass(PortTransformer):
     def visit_Module(self, node: cst.Module) -> bool:
         alias = tensorflow_alias(node)
         code = node.code
-        if alias is None or any(switch in code for switch in _SWITCHES):
-            return False
-        self.call = f'{alias}.compat.v1.disable_eager_execution()'
-        return True
+        if alias is not None and not any(switch in code for switch in _SWITCHES):
+            self.call = f'{alias}.compat.v1.disable_eager_execution()'
+        return False  # its work is all in leave_Module: the statements need no walk
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         if self.call is None:

@@ -64,10 +64,10 @@ class Py3Pass(PortTransformer):
 
     def leave_Attribute(self, original: cst.Attribute,
                         updated: cst.Attribute) -> cst.BaseExpression:
+        if not (original.attr.value in ABSTRACT_CLASSES and isinstance(original.value, cst.Name)):
+            return updated  # checked first: a qualified name costs the file's scope analysis
         name = self.qualified_name(original)
-        if (name and name.startswith('collections.') and name.count('.') == 1
-                and original.attr.value in ABSTRACT_CLASSES
-                and isinstance(original.value, cst.Name)):
+        if name and name.startswith('collections.') and name.count('.') == 1:
             self.need_import('import collections.abc')
             self.note(CHANGED, original, f'{code_of(original)} -> collections.abc.'
                                          f'{original.attr.value}')

@@ -256,22 +256,20 @@ def _plan(source: str, destination: Optional[str], backup: Optional[str]) -> _Pl
         raise PortError(f'{destination} exists and is not empty: give a new folder')
     if target == root or root in target.parents:
         raise PortError(f'{destination} is inside {source}: give a folder outside it')
-    if target in root.parents:
-        raise PortError(f'{destination} holds {source}: give a folder outside it')
-    _check_writable(target, 'DST')
+    _check_writable(target.parent, 'the folder of DST')  # the copy is made there, renamed DST
     return _Plan(root, target, None, target.with_name(target.name + PARTIAL_SUFFIX))
 
 
 def _check_writable(path: pathlib.Path, what: str) -> None:
-    """PortError unless `path` is, or can be made, a folder: its first existing ancestor is a
-    folder this process may write in."""
-    ancestor = path
-    while not ancestor.exists():
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        raise PortError(f'{what} {path} cannot be made: {ancestor} is a file')
-    if ancestor != path and not os.access(ancestor, os.W_OK | os.X_OK):
-        raise PortError(f'{what} {path} cannot be made: no permission to write in {ancestor}')
+    """PortError unless `path` is a folder this process may write in, or can be made one (its
+    first existing ancestor is such a folder)."""
+    folder = path
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise PortError(f'{what} {path} cannot be made: {folder} is a file')
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PortError(f'{what} {path}: no permission to write in {folder}')
 
 
 def port_tree(source: str, destination: Optional[str] = None, backup: Optional[str] = None,
