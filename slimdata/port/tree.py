@@ -36,7 +36,7 @@ import libcst as cst
 
 from slimdata import progress
 from slimdata.port import lines, upgrade_v2
-from slimdata.port.edits import NOT_PORTED, Note, run_pass
+from slimdata.port.edits import NOT_PORTED, Note, garbage_collection_paused, run_pass
 from slimdata.port.entry import EntryPass
 from slimdata.port.names import NamesPass
 from slimdata.port.py3 import ABSTRACT_CLASSES, Py3Pass
@@ -197,16 +197,11 @@ def port_sources(sources: Dict[str, str],
     with progress.Progress(total_lines, 'porting', unit='lines', delay=1.0) as shown:
         for path, code in sources.items():
             texts[path], endings[path] = lines.split_endings(code)
-            failure = _unparsable(path, texts[path])
+            with garbage_collection_paused():
+                stages, failure = _port_file(path, texts[path], not tf_upgrade)
             if failure is None:
-                try:
-                    staged[path] = _port_passes(texts[path],
-                                                report_unknown_contrib=not tf_upgrade)
-                except cst.ParserSyntaxError as error:
-                    failure = error.raw_line, f'could not parse (libcst): {error.message}'
-                except RecursionError:
-                    failure = 1, 'nested too deeply for the syntax tree of slimdata port'
-            if failure is not None:
+                staged[path] = stages
+            else:
                 problems.append(f'{path}:{failure[0]}: {failure[1]}')
                 results[path] = (code, [Note(NOT_PORTED, *failure)])
             shown.update(_line_count(code))
@@ -219,9 +214,24 @@ def port_sources(sources: Dict[str, str],
             staged[path].append(_Stage(code, notes))
     for path, stages in staged.items():
         final = stages[-1].code if stages else texts[path]
-        results[path] = (lines.restore_endings(texts[path], endings[path], final),
-                         _final_notes(texts[path], stages))
+        with garbage_collection_paused():
+            results[path] = (lines.restore_endings(texts[path], endings[path], final),
+                             _final_notes(texts[path], stages))
     return results, problems
+
+
+def _port_file(path: str, text: str, report_unknown_contrib: bool
+               ) -> Tuple[List[_Stage], Optional[Tuple[int, str]]]:
+    """(the stages of slimdata's passes over `text`, None) or ([], (line, why it failed))."""
+    failure = _unparsable(path, text)
+    if failure is not None:
+        return [], failure
+    try:
+        return _port_passes(text, report_unknown_contrib), None
+    except cst.ParserSyntaxError as error:
+        return [], (error.raw_line, f'could not parse (libcst): {error.message}')
+    except RecursionError:
+        return [], (1, 'nested too deeply for the syntax tree of slimdata port')
 
 
 @dataclasses.dataclass
