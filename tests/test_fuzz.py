@@ -1,6 +1,6 @@
-"""A few cases of benchmarks/fuzz_readers.py (the long run is in docs/troubleshooting.md): the framing
-readers and TFExampleDecoder give only documented errors, agree with TensorFlow's reader and
-parser, and neither crash nor hang. Each batch runs in a subprocess, so a crash is seen."""
+"""A few cases of benchmarks/fuzz_readers.py (the long run is in docs/troubleshooting.md): the
+framing readers and TFExampleDecoder give only documented errors, agree with TensorFlow's reader
+and parser, and neither crash nor hang. Each batch runs in a subprocess, so a crash is seen."""
 
 import subprocess
 import sys

@@ -278,8 +278,8 @@ def test_in_place_keeps_originals_and_leaves_unchanged_files_alone(tmp_path):
     assert not (backup / 'pkg' / 'plain.py').exists()
     assert (root / 'pkg' / 'plain.py').stat().st_mtime == 1_000_000
     assert [path.name for path in root.rglob('.*')] == []  # no temporaries left
-    with pytest.raises(tree.PortError, match='already holds pkg/data.py'):
-        (root / 'pkg' / 'data.py').write_text('import tf_slim\n')
+    with pytest.raises(tree.PortError, match='already holds another version of pkg/data.py'):
+        (root / 'pkg' / 'data.py').write_text('import tf_slim as slim\n')
         tree.port_tree(str(root), tf_upgrade=None)
 
 
@@ -335,10 +335,10 @@ def test_cli_report_names_every_change_and_what_is_not_ported(tmp_path):
 def test_a_coding_declaration_is_honoured(tmp_path):
     root = tmp_path / 'repo'
     root.mkdir()
-    (root / 'm.py').write_bytes(b'# -*- coding: latin-1 -*-\n# caf\xe9\nimport tf_slim\n')
+    (root / 'm.py').write_bytes(b'# -*- coding: latin-1 -*-\n# caf\xe9\nimport tf_slim as slim\n')
     tree.port_tree(str(root), str(tmp_path / 'out'), tf_upgrade=None)
     assert (tmp_path / 'out' / 'm.py').read_bytes() == (
-        b'# -*- coding: latin-1 -*-\n# caf\xe9\nfrom slimdata import slim as tf_slim\n')
+        b'# -*- coding: latin-1 -*-\n# caf\xe9\nfrom slimdata import slim\n')
 
 
 # -- a whole repository in the style of the old slim repos: ported, converted, trained ---------
@@ -396,6 +396,18 @@ def test_fixture_repository_ported_with_nothing_left(ported_fixture):
         for line in path.read_text().splitlines():  # every comment survives
             if line.strip().startswith('#'):
                 assert line in code, (path, line)
+
+
+@pytest.mark.slow
+def test_a_second_port_with_tf_upgrade_v2_changes_nothing(ported_fixture):
+    work, _ = ported_fixture
+    again = _cli('port', str(work / 'ported'), str(work / 'again'))
+    assert again.returncode == 0, again.stderr
+    assert ' 0 changed: 0 changes' in again.stdout
+    for path in (work / 'ported').rglob('*'):
+        if path.is_file():
+            assert (work / 'again' / path.relative_to(work / 'ported')).read_bytes() == (
+                path.read_bytes()), path
 
 
 @pytest.mark.slow

@@ -10,5 +10,8 @@ concrete syntax tree (LibCST), so comments and formatting survive:
 - `entry`: `tf.compat.v1.disable_eager_execution()` where a TF1 script starts;
 - then TensorFlow's own `tf_upgrade_v2` for the TF1 calls (`upgrade_v2`).
 
-`tree.port_tree` runs them over a folder and returns the report (`report.PortReport`).
+`tree.port_tree` runs them over a folder, writes the result whole or not at all (a copy built
+aside and renamed, or in place with a backup and a marker the same command resumes from), and
+returns the report (`report.PortReport`); `lines` carries line numbers through the edits and
+keeps each line's ending.
 """

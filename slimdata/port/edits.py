@@ -5,15 +5,20 @@ and formatting of everything it does not change survive byte for byte. A pass re
 for every change it makes and every line it could not port, with the line number of its input.
 """
 
+import contextlib
 import dataclasses
-from typing import Iterable, List, Optional, Sequence, Tuple, Type
+import gc
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
+from libcst.metadata import (MetadataWrapper, ParentNodeProvider, PositionProvider,
+                             QualifiedNameProvider, ScopeProvider)
 
 CHANGED = 'changed'
 NOT_PORTED = 'not ported'
 TO_CHECK = 'to check'
+
+_NO_DEFAULT = object()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,8 +29,21 @@ class Note:
     message: str
 
 
+#: Metadata a PortTransformer answers itself, cheaper than libcst's providers, which each walk
+#: the whole tree before the pass starts (CPU microseconds per line of SSD-Tensorflow: parents
+#: 270, positions 150, qualified names 210 on top of the scopes' 360; the pass's own walk 90).
+#: Parents are recorded during the pass's own walk; positions are computed once the pass
+#: writes a note, scopes once it asks for a qualified name, and then only the node's.
+_OWN_METADATA = frozenset((ParentNodeProvider, PositionProvider, QualifiedNameProvider))
+
+
 class PortTransformer(cst.CSTTransformer):
-    """A porting pass: records notes by line, and the import lines its edits need."""
+    """A porting pass: records notes by line, and the import lines its edits need.
+
+    `get_metadata` answers ParentNodeProvider for every node the pass has visited (children
+    are visited before their parent's `leave_*`), PositionProvider and QualifiedNameProvider
+    for every node.
+    """
 
     METADATA_DEPENDENCIES: Tuple = (PositionProvider, QualifiedNameProvider)
 
@@ -33,6 +51,47 @@ class PortTransformer(cst.CSTTransformer):
         super().__init__()
         self.notes: List[Note] = []
         self.needed_imports: List[str] = []
+        self._wrapper: Optional[MetadataWrapper] = None
+        self._parents: Dict[cst.CSTNode, cst.CSTNode] = {}
+        self._ancestors: List[cst.CSTNode] = []
+
+    @contextlib.contextmanager
+    def resolve(self, wrapper: MetadataWrapper) -> Iterator[None]:
+        self._wrapper = wrapper
+        self.metadata = wrapper.resolve_many(
+            set(self.get_inherited_dependencies()) - _OWN_METADATA)
+        try:
+            yield
+        finally:
+            self.metadata, self._wrapper = {}, None
+
+    def get_metadata(self, key, node, default=_NO_DEFAULT):
+        if key is ParentNodeProvider:
+            found = self._parents.get(node, default)
+        elif key is QualifiedNameProvider:
+            scope = self._resolved(ScopeProvider).get(node)
+            found = scope.get_qualified_names_for(node) if scope is not None else default
+        else:
+            found = self._resolved(key).get(node, default)
+        if found is _NO_DEFAULT:
+            raise KeyError(f'no {key.__name__} metadata for {type(node).__name__}')
+        return found
+
+    def _resolved(self, key):
+        """The metadata of `key` for the whole module, computed on first use."""
+        if key not in self.metadata:
+            self.metadata = {**self.metadata, key: self._wrapper.resolve(key)}
+        return self.metadata[key]
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._ancestors:
+            self._parents[node] = self._ancestors[-1]
+        self._ancestors.append(node)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):
+        self._ancestors.pop()
+        return super().on_leave(original_node, updated_node)
 
     def line_of(self, node: cst.CSTNode) -> int:
         return self.get_metadata(PositionProvider, node).start.line
@@ -116,17 +175,28 @@ def add_imports(module: cst.Module, lines: Sequence[str]) -> cst.Module:
 
 def run_pass(transformer: PortTransformer, source: str) -> Tuple[str, List[Note]]:
     """Runs one pass over `source`; returns the new source and the pass's notes."""
-    wrapper = MetadataWrapper(cst.parse_module(source))
-    module = wrapper.visit(transformer)
-    module = add_imports(module, transformer.needed_imports)
-    return module.code, transformer.notes
+    with garbage_collection_paused():
+        # A freshly parsed tree holds no node twice: no need for the wrapper's deep copy.
+        wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
+        module = wrapper.visit(transformer)
+        module = add_imports(module, transformer.needed_imports)
+        return module.code, transformer.notes
 
 
-def run_passes(passes: Iterable[Type[PortTransformer]], source: str,
-               **options) -> List[Tuple[str, List[Note]]]:
-    """Runs each pass on the previous one's output; returns (source, notes) of each pass."""
-    results = []
-    for make_pass in passes:
-        source, notes = run_pass(make_pass(**options), source)
-        results.append((source, notes))
-    return results
+@contextlib.contextmanager
+def garbage_collection_paused() -> Iterator[None]:
+    """Python's cycle collector off while a file is ported.
+
+    A pass allocates millions of small nodes that live until it ends; each collection of the
+    older generations scans them all again, and every object alive besides (TensorFlow's, the
+    previous pass's trees): measured, a tenth of a pass's time, and 0.9 s of the 0.04 s an
+    alignment of a 40,000-line file takes without it, growing faster than the file. What the
+    port leaves is freed when the collector is back on.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -69,7 +69,7 @@ class EntryPass(SpellingAware, PortTransformer):
         if not spelling.tf1 or any(switch in node.code for switch in _SWITCHES):
             return False
         self.call = f'{spelling.alias}.{TF1_BEHAVIOUR[0]}'
-        return True
+        return False  # its work is all in leave_Module: the statements need no walk
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         if self.call is None or not any(_is_main_guard(statement) or self._is_app_run(statement)

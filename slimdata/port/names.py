@@ -92,8 +92,17 @@ def _attribute_chain(dotted_name: str):
 
 def checked_successor(name: str) -> Optional[str]:
     """The successor of old `name` by the rules, if it is really there (a module's rule covers
-    every name under it, and not every contrib name made it into tf_slim), else None."""
+    every name under it, and not every contrib name made it into tf_slim), else None.
+
+    A successor that has a successor itself (contrib's `variables` module is `tf_slim`, which
+    is ported to the facade) gives way to it: what the pass writes, a second port keeps.
+    """
     target = rules.successor(name)
+    for _ in range(3):
+        further = rules.successor(target) if target is not None else None
+        if further is None or further == target:
+            break
+        target = further
     return target if target is not None and _attribute_chain(target) is not None else None
 
 
@@ -230,7 +239,7 @@ class NamesPass(SpellingAware, PortTransformer):
         kept, new_lines = [], []
         for alias in statement.names:
             name = self.spelling.canonical(code_of(alias.name))
-            target = checked_successor(name)
+            target = None if _is_own_import(alias) else checked_successor(name)
             bound = alias.asname.name.value if alias.asname else name.split('.')[0]
             if target is None:
                 kept_line = (self._unported_import(statement, name, bound)
@@ -474,6 +483,12 @@ def _map_argument(port: rules.LayerPort, keyword: Optional[str], value: cst.Base
     return new_keyword, value
 
 
+def _is_own_import(alias: cst.ImportAlias) -> bool:
+    """Whether `alias` is the bare `import tf_slim` this pass writes for tf_slim's names: it is
+    kept (its data names are renamed where used), so that a second port changes nothing."""
+    return alias.asname is None and code_of(alias.name) == 'tf_slim'
+
+
 class _BindingScanner(cst.CSTVisitor):
     """Finds the names whose import the pass rewrites, and the aliases of private modules."""
 
@@ -486,7 +501,8 @@ class _BindingScanner(cst.CSTVisitor):
             name = code_of(alias.name)
             bound = alias.asname.name.value if alias.asname else name.split('.')[0]
             self._bind(node, self.names_pass.spelling.canonical(name), bound,
-                       rewritten=alias.asname is not None or '.' not in name)
+                       rewritten=(alias.asname is not None or '.' not in name)
+                       and not _is_own_import(alias))
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):

@@ -30,7 +30,7 @@ import libcst as cst
 from slimdata.port.edits import CHANGED, NOT_PORTED, PortTransformer, code_of
 from slimdata.port.spelling import SpellingAware
 
-_ABSTRACT_CLASSES = frozenset((
+ABSTRACT_CLASSES = frozenset((
     'AsyncGenerator', 'AsyncIterable', 'AsyncIterator', 'Awaitable', 'ByteString', 'Callable',
     'Collection', 'Container', 'Coroutine', 'Generator', 'Hashable', 'ItemsView', 'Iterable',
     'Iterator', 'KeysView', 'Mapping', 'MappingView', 'MutableMapping', 'MutableSequence',
@@ -40,6 +40,7 @@ _ABSTRACT_CLASSES = frozenset((
 _NUMPY_ALIASES = {'numpy.int': 'int', 'numpy.float': 'float', 'numpy.complex': 'complex',
                   'numpy.object': 'object', 'numpy.str': 'str', 'numpy.long': 'int',
                   'numpy.unicode': 'str'}
+_ALIASED = frozenset(name.split('.')[1] for name in _NUMPY_ALIASES)
 
 
 def _numpy():
@@ -95,10 +96,11 @@ class Py3Pass(SpellingAware, PortTransformer):
 
     def leave_Attribute(self, original: cst.Attribute,
                         updated: cst.Attribute) -> cst.BaseExpression:
+        if not (isinstance(original.value, cst.Name) and (
+                original.attr.value in ABSTRACT_CLASSES or original.attr.value in _ALIASED)):
+            return updated  # checked first: a qualified name costs the file's scope analysis
         name = self.qualified_name(original)
-        if (name and name.startswith('collections.') and name.count('.') == 1
-                and original.attr.value in _ABSTRACT_CLASSES
-                and isinstance(original.value, cst.Name)):
+        if name and name.startswith('collections.') and name.count('.') == 1:
             self.need_import('import collections.abc')
             self.note(CHANGED, original, f'{code_of(original)} -> collections.abc.'
                                          f'{original.attr.value}')
@@ -115,7 +117,7 @@ class Py3Pass(SpellingAware, PortTransformer):
         if (original.relative or not original.module or code_of(original.module) != 'collections'
                 or isinstance(original.names, cst.ImportStar)):
             return updated
-        moved = [alias for alias in updated.names if code_of(alias.name) in _ABSTRACT_CLASSES]
+        moved = [alias for alias in updated.names if code_of(alias.name) in ABSTRACT_CLASSES]
         kept = [alias for alias in updated.names if alias not in moved]
         if not moved:
             return updated

@@ -1,30 +1,14 @@
 """The report of `slimdata port`: every change and every line not ported, by file and line.
 
-Passes number lines in the code they were given; `line_map` carries those numbers through the
-later passes' edits, so that the report names lines of the ported file.
+Lines are numbered in the ported files (`lines.line_map` carries each pass's numbers there).
 """
 
 import dataclasses
-import difflib
-from typing import Callable, Dict, List
+from typing import List
 
 from slimdata.port.edits import CHANGED, NOT_PORTED, TO_CHECK, Note
 
 _ORDER = {CHANGED: 0, NOT_PORTED: 1, TO_CHECK: 2}
-
-
-def line_map(before: str, after: str) -> Callable[[int], int]:
-    """Maps a line number of `before` to the line of `after` it became (1-based)."""
-    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(),
-                                      autojunk=False)
-    mapping: Dict[int, int] = {}
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        for i in range(i1, i2):
-            if tag == 'equal':
-                mapping[i] = j1 + (i - i1)
-            else:  # replaced or deleted: the first line of what replaced it
-                mapping[i] = min(j1 + (i - i1), max(j2 - 1, j1))
-    return lambda line: mapping.get(line - 1, line - 1) + 1
 
 
 @dataclasses.dataclass
@@ -37,7 +21,12 @@ class FileReport:
 
 @dataclasses.dataclass
 class PortReport:
-    """What `slimdata port` did to a tree."""
+    """What `slimdata port` did to a tree.
+
+    `problems`: files not ported (unreadable, unparsable, links leaving the tree) and other
+    failures, one line each naming the file. `links_not_followed`: links to folders or data
+    outside the tree, kept as links.
+    """
     source: str
     destination: str
     backup: str
@@ -45,6 +34,7 @@ class PortReport:
     files: List[FileReport]
     problems: List[str]
     dry_run: bool = False
+    links_not_followed: List[str] = dataclasses.field(default_factory=list)
 
     def count(self, kind: str) -> int:
         return sum(1 for file in self.files for note in file.notes if note.kind == kind)
@@ -72,6 +62,9 @@ class PortReport:
         if not_ported:
             lines += ['', 'Not ported (edit these by hand):']
             lines += [f'  {path}:{note.line}: {note.message}' for path, note in not_ported]
+        if self.links_not_followed:
+            lines += ['', 'Links leaving the tree (not followed; kept as links):']
+            lines += [f'  {path}' for path in self.links_not_followed]
         if self.problems:
             lines += ['', 'Problems:'] + [f'  {problem}' for problem in self.problems]
         return '\n'.join(lines) + '\n'

@@ -1,37 +1,71 @@
 """Porting a tree: which files, the passes over each, tf_upgrade_v2 over all, and the writes.
 
-Files it does not change are never written: in place they keep their bytes and times; in a
-copy (DST) they are copied as they are. A changed file is written whole under a temporary name
-and renamed over the old one; in place, the original goes first to the backup folder.
+What can go wrong is found before anything is written: usage problems (`PortError`: DST not
+empty or a file, an output folder that cannot be written, a backup of other files in the way),
+then every file read and ported in memory. Files that cannot be read or parsed (an unknown
+coding, binary data, too large, too deeply nested) are reported and left as they are; the
+others are ported.
+
+The writes leave nothing half done under a final name:
+
+- with DST, the ported copy is built in `DST.port-partial` and renamed DST at the end, so DST
+  is whole or absent; a later run removes the partial copy of one that was interrupted;
+- in place, each changed file's original goes to the backup folder, then the new file is
+  written under a temporary name and renamed over the old one. A marker in the backup folder
+  says a run is under way; the same command, run again after an interruption, ports what is
+  left (a port of ported code changes nothing) and removes the marker.
+
+Files the port does not change are never written: in place they keep their bytes and times; in
+a copy they are copied as they are. Links are kept as links and never followed: a `.py` link
+leaving SRC is reported, not ported; in a copy, links keep their targets.
 """
 
+import ast
 import dataclasses
 import io
+import json
 import os
 import pathlib
+import re
 import shutil
 import tempfile
 import tokenize
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
 from slimdata import progress
-from slimdata.port import upgrade_v2
-from slimdata.port.edits import NOT_PORTED, Note, run_pass
+from slimdata.port import lines, upgrade_v2
+from slimdata.port.edits import NOT_PORTED, Note, garbage_collection_paused, run_pass
 from slimdata.port.entry import EntryPass
 from slimdata.port.names import NamesPass
-from slimdata.port.py3 import Py3Pass, imports_siblings
-from slimdata.port.report import FileReport, PortReport, line_map
+from slimdata.port.py3 import ABSTRACT_CLASSES, Py3Pass, imports_siblings
+from slimdata.port.report import FileReport, PortReport
 
-#: The passes, in order, and the words a file must contain for the pass to have work in it.
+#: The passes, in order, and what a file's text must match for the pass to have work in it
+#: (a pass's work is on names imported from modules named here, or on these calls). A pass
+#: costs some 1 ms of CPU a line whether it finds work or not: the tests are worth making
+#: tight (`collections` alone is in every file that makes a namedtuple).
 PASSES = (
-    (NamesPass, ('contrib', 'tf_slim', 'tensorflow.python', 'layers', 'rnn_cell')),
-    (Py3Pass, ('collections', 'read()', 'bytes', 'BytesList', 'contextlib2', 'np.int',
-               'np.float', 'np.object', 'np.complex', 'np.long', 'np.unicode', 'np.str',
-               'numpy.int', 'numpy.float', 'numpy.object')),
-    (EntryPass, ('__main__', 'app.run')),
+    (NamesPass, re.compile(r'contrib|tf_slim|tensorflow\.python|\blayers\b|rnn_cell')),
+    (Py3Pass, re.compile(
+        r'\A(?=.*\bcollections\b)(?=.*\b(?:' + '|'.join(sorted(ABSTRACT_CLASSES)) + r')\b)'
+        r'|\.read\(\)|(?i:bytes(_list)?_feature|byteslist)|\bcontextlib2\b'
+        r'|\b(?:np|numpy)\.(?:int|float|object|complex|long|unicode|str)\b', re.DOTALL)),
+    (EntryPass, re.compile(r'__main__|app\.run')),
 )
+
+#: Files larger than this are reported, not ported: the syntax trees of the passes take some
+#: 20-25 kB of memory per line and 1 ms of CPU per line and pass (measured: a 1 MB file of
+#: slim-era code is some 30,000 lines, 0.7 GB).
+MAX_FILE_BYTES = 2 ** 20
+
+#: In place: the file in the backup folder saying a port is under way (its options inside).
+RUNNING_MARKER = '.slimdata-port-running.json'
+#: With DST: the suffix of the folder the copy is built in before it is renamed DST.
+PARTIAL_SUFFIX = '.port-partial'
+#: In place: the temporary files written before a rename (`.NAME.slimdata-port-XXXX.tmp`).
+_TEMPORARY = re.compile(r'\..+\.slimdata-port-\w+\.tmp')
 
 
 class PortError(ValueError):
@@ -44,23 +78,62 @@ class _Stage:
     notes: List[Note]
 
 
-def python_files(root: pathlib.Path, skip: Tuple[pathlib.Path, ...] = ()) -> Iterator[str]:
-    """The relative paths of the .py files under `root`, hidden folders and caches skipped."""
-    for folder, folders, files in os.walk(root):
-        folders[:] = sorted(name for name in folders if not name.startswith('.')
-                            and name != '__pycache__' and pathlib.Path(folder, name) not in skip)
-        for name in sorted(files):
-            if name.endswith('.py'):
-                yield pathlib.Path(folder, name).relative_to(root).as_posix()
+@dataclasses.dataclass
+class _Tree:
+    """What a walk of SRC found, by path relative to it (links never followed)."""
+    folders: List[str] = dataclasses.field(default_factory=list)
+    files: Dict[str, int] = dataclasses.field(default_factory=dict)  # regular file -> size
+    links: Dict[str, str] = dataclasses.field(default_factory=dict)  # link -> its text
+    leaving: List[str] = dataclasses.field(default_factory=list)     # links leaving SRC
+    problems: List[str] = dataclasses.field(default_factory=list)
+
+
+def _walk(root: pathlib.Path, skip: Tuple[pathlib.Path, ...]) -> _Tree:
+    found = _Tree()
+    pending = ['']
+    while pending:
+        folder = pending.pop()
+        try:
+            entries = sorted(os.scandir(root / folder), key=lambda entry: entry.name)
+        except OSError as error:
+            found.problems.append(f'{folder or "."}: could not list the folder '
+                                  f'({error.strerror}); nothing in it ported or copied')
+            continue
+        for entry in entries:
+            relative = f'{folder}/{entry.name}' if folder else entry.name
+            if pathlib.Path(entry.path) in skip:
+                continue
+            if entry.is_symlink():
+                found.links[relative] = os.readlink(entry.path)
+                if not _inside(os.path.realpath(entry.path), root):
+                    found.leaving.append(relative)
+            elif entry.is_dir(follow_symlinks=False):
+                found.folders.append(relative)
+                pending.append(relative)
+            elif entry.is_file(follow_symlinks=False):
+                found.files[relative] = entry.stat(follow_symlinks=False).st_size
+            else:
+                found.problems.append(f'{relative}: not a regular file (a FIFO, socket or '
+                                      'device): not ported or copied')
+    return found
+
+
+def _inside(path: str, root: pathlib.Path) -> bool:
+    return path == str(root) or path.startswith(str(root) + os.sep)
+
+
+def python_files(found: _Tree) -> List[str]:
+    """The .py files of a walk, except those in hidden folders and caches."""
+    return sorted(path for path in found.files if path.endswith('.py') and not any(
+        part.startswith('.') or part == '__pycache__' for part in path.split('/')[:-1]))
 
 
 def _port_passes(code: str, report_unknown_contrib: bool, path: str = '',
                  paths: frozenset = frozenset()) -> List[_Stage]:
     stages = []
-    for make_pass, words in PASSES:
+    for make_pass, trigger in PASSES:
         # Python 2's implicit relative imports name no word: the pass looks for them itself.
-        if any(word in code for word in words) or (
-                make_pass is Py3Pass and imports_siblings(code, path, paths)):
+        if trigger.search(code) or (make_pass is Py3Pass and imports_siblings(code, path, paths)):
             code, notes = run_pass(make_pass(report_unknown_contrib=report_unknown_contrib,
                                              path=path, paths=paths), code)
             stages.append(_Stage(code, notes))
@@ -71,7 +144,7 @@ def _final_notes(original: str, stages: List[_Stage]) -> List[Note]:
     """Every stage's notes with their lines carried to the last stage's code."""
     notes: List[Note] = []
     codes = [original] + [stage.code for stage in stages]
-    maps = [line_map(before, after) for before, after in zip(codes, codes[1:])]
+    maps = [lines.line_map(before, after) for before, after in zip(codes, codes[1:])]
     for index, stage in enumerate(stages):
         for note in stage.notes:
             line = note.line
@@ -90,119 +163,363 @@ def _deduplicated(notes: List[Note]) -> List[Note]:
     return list(dict.fromkeys(kept))
 
 
+def _line_count(code: str) -> int:
+    return code.count('\n') + (not code.endswith('\n'))
+
+
+def _unparsable(path: str, code: str) -> Optional[Tuple[int, str]]:
+    """(line, why) if Python itself cannot parse `code`, else None.
+
+    Checked with Python's own parser first: its messages are the clearest, it is fast (some
+    10 microseconds a line), and it refuses the nesting that would take libcst minutes.
+    """
+    try:
+        ast.parse(code, filename=path)
+    except SyntaxError as error:
+        return error.lineno or 1, f'could not parse (Python 2 code?): {error.msg}'
+    except (RecursionError, MemoryError, ValueError) as error:
+        return 1, f'could not parse: {type(error).__name__}: {error}'
+    return None
+
+
 def port_sources(sources: Dict[str, str],
                  tf_upgrade: Optional[str] = 'SAFETY') -> Tuple[Dict[str, Tuple[str, List[Note]]],
                                                                 List[str]]:
     """Ports code in memory: {path: code} -> ({path: (new code, notes)}, problems).
 
     `tf_upgrade`: the mode tf_upgrade_v2 runs in after slimdata's passes ('SAFETY' or
-    'DEFAULT', see `upgrade_v2`), or None not to run it.
+    'DEFAULT', see `upgrade_v2`), or None not to run it. Each line kept keeps its line ending
+    (the passes and tf_upgrade_v2 see LF).
     """
     staged: Dict[str, List[_Stage]] = {}
+    texts: Dict[str, str] = {}
+    endings: Dict[str, List[str]] = {}
     results: Dict[str, Tuple[str, List[Note]]] = {}
     problems = []
-    with progress.Progress(len(sources), 'porting', unit='files', delay=1.0) as shown:
+    total_lines = sum(_line_count(code) for code in sources.values())
+    paths = frozenset(sources)
+    with progress.Progress(total_lines, 'porting', unit='lines', delay=1.0) as shown:
         for path, code in sources.items():
-            try:
-                staged[path] = _port_passes(code, not tf_upgrade, path, frozenset(sources))
-            except cst.ParserSyntaxError as error:
-                message = f'could not parse (Python 2 code?): {error.message}'
-                problems.append(f'{path}:{error.raw_line}: {message}')
-                results[path] = (code, [Note(NOT_PORTED, error.raw_line, message)])
-            shown.update()
-    if tf_upgrade:
+            texts[path], endings[path] = lines.split_endings(code)
+            with garbage_collection_paused():
+                stages, failure = _port_file(path, texts[path], not tf_upgrade, paths)
+            if failure is None:
+                staged[path] = stages
+            else:
+                problems.append(f'{path}:{failure[0]}: {failure[1]}')
+                results[path] = (code, [Note(NOT_PORTED, *failure)])
+            shown.update(_line_count(code))
+    if tf_upgrade and staged:
         progress.info(f"running TensorFlow's tf_upgrade_v2 ({tf_upgrade.lower()} mode) over "
                       f'{len(staged)} files')
-        latest = {path: stages[-1].code if stages else sources[path]
+        latest = {path: stages[-1].code if stages else texts[path]
                   for path, stages in staged.items()}
         for path, (code, notes) in upgrade_v2.upgrade(latest, tf_upgrade).items():
             staged[path].append(_Stage(code, notes))
     for path, stages in staged.items():
-        final = stages[-1].code if stages else sources[path]
-        results[path] = (final, _final_notes(sources[path], stages))
+        final = stages[-1].code if stages else texts[path]
+        with garbage_collection_paused():
+            results[path] = (lines.restore_endings(texts[path], endings[path], final),
+                             _final_notes(texts[path], stages))
     return results, problems
 
 
+def _port_file(path: str, text: str, report_unknown_contrib: bool, paths: frozenset
+               ) -> Tuple[List[_Stage], Optional[Tuple[int, str]]]:
+    """(the stages of slimdata's passes over `text`, None) or ([], (line, why it failed))."""
+    failure = _unparsable(path, text)
+    if failure is not None:
+        return [], failure
+    try:
+        return _port_passes(text, report_unknown_contrib, path, paths), None
+    except cst.ParserSyntaxError as error:
+        return [], (error.raw_line, f'could not parse (libcst): {error.message}')
+    except RecursionError:
+        return [], (1, 'nested too deeply for the syntax tree of slimdata port')
+
+
+@dataclasses.dataclass
+class _Plan:
+    """Where a port reads and writes, checked before anything is written."""
+    root: pathlib.Path
+    target: pathlib.Path
+    backup: Optional[pathlib.Path]   # in place only
+    partial: Optional[pathlib.Path]  # with DST only
+
+
+def _plan(source: str, destination: Optional[str], backup: Optional[str]) -> _Plan:
+    root = pathlib.Path(source).resolve()
+    if not root.is_dir():
+        raise PortError(f'{source} is not a folder')
+    if destination is None:
+        backup_root = (pathlib.Path(backup).resolve() if backup
+                       else root.with_name(root.name + '.port-backup'))
+        if backup_root.exists() and not backup_root.is_dir():
+            raise PortError(f'the backup folder {backup_root} is a file')
+        if backup_root == root or backup_root in root.parents:
+            raise PortError(f'the backup folder {backup_root} holds {source}: give another')
+        _check_writable(backup_root, 'the backup folder')
+        return _Plan(root, root, backup_root, None)
+    if not destination:
+        raise PortError("DST is '': give the folder to write the ported copy to, or no DST "
+                        'to port SRC in place')
+    target = pathlib.Path(destination).resolve()
+    if target.exists() and not target.is_dir():
+        raise PortError(f'{destination} is a file: give a new folder')
+    if target.exists() and any(target.iterdir()):
+        raise PortError(f'{destination} exists and is not empty: give a new folder')
+    if target == root or root in target.parents:
+        raise PortError(f'{destination} is inside {source}: give a folder outside it')
+    _check_writable(target.parent, 'the folder of DST')  # the copy is made there, renamed DST
+    return _Plan(root, target, None, target.with_name(target.name + PARTIAL_SUFFIX))
+
+
+def _check_writable(path: pathlib.Path, what: str) -> None:
+    """PortError unless `path` is a folder this process may write in, or can be made one (its
+    first existing ancestor is such a folder)."""
+    folder = path
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise PortError(f'{what} {path} cannot be made: {folder} is a file')
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PortError(f'{what} {path}: no permission to write in {folder}')
+
+
 def port_tree(source: str, destination: Optional[str] = None, backup: Optional[str] = None,
-              dry_run: bool = False, tf_upgrade: Optional[str] = 'SAFETY') -> PortReport:
+              dry_run: bool = False, tf_upgrade: Optional[str] = 'SAFETY',
+              max_file_bytes: int = MAX_FILE_BYTES) -> PortReport:
     """Ports the Python files of the tree `source` into `destination`, or in place.
 
     Args:
       source: the folder to port.
-      destination: a folder that must not exist yet: the tree is copied there and the copy
-        ported. None ports in place.
+      destination: a folder that must not exist yet (or be empty): the tree is copied there
+        and the copy ported. None ports in place.
       backup: in place, the folder that receives the original of every file changed (default:
-        `<source>.port-backup` beside it); it must not hold files of an earlier run.
+        `<source>.port-backup` beside it); it must not hold other versions of those files.
       dry_run: report only; write nothing.
       tf_upgrade: the mode of TensorFlow's tf_upgrade_v2, run after slimdata's passes
         ('SAFETY': TF1 calls through `import tensorflow.compat.v1 as tf`; 'DEFAULT': TF1
         calls renamed one by one), or None not to run it.
+      max_file_bytes: larger files are reported, not ported.
 
     Returns:
       The PortReport. Raises PortError for usage problems, before anything is written.
     """
-    root = pathlib.Path(source).resolve()
-    if not root.is_dir():
-        raise PortError(f'{source} is not a folder')
-    target = pathlib.Path(destination).resolve() if destination else root
-    backup_root = pathlib.Path(backup).resolve() if backup else root.with_name(
-        root.name + '.port-backup')
-    if destination:
-        if target.exists() and any(target.iterdir()):
-            raise PortError(f'{destination} exists and is not empty: give a new folder')
-        if target == root or root in target.parents:
-            raise PortError(f'{destination} is inside {source}: give a folder outside it')
+    plan = _plan(source, destination, backup)
+    resuming = plan.backup is not None and not dry_run and _check_resumable(plan.backup,
+                                                                            tf_upgrade)
+    found = _walk(plan.root, skip=tuple(path for path in (plan.backup, plan.partial) if path))
+    if resuming:
+        _remove_temporaries(plan, found)
+    problems = list(found.problems)
+    problems += [f'{path}: a link leaving {source} (to {found.links[path]}): not followed, '
+                 'not ported' for path in found.leaving if path.endswith('.py')]
+    relatives = python_files(found)
     sources, encodings = {}, {}
-    problems = []
-    relatives = list(python_files(root, skip=(backup_root, target)))
     for relative in relatives:
         try:
-            sources[relative], encodings[relative] = _read_source(root / relative)
-        except (UnicodeDecodeError, SyntaxError) as error:
-            problems.append(f'{relative}: {_decoding_problem(error)}; not ported')
+            sources[relative], encodings[relative] = _read_source(
+                plan.root / relative, found.files[relative], max_file_bytes)
+        except _Unreadable as error:
+            problems.append(f'{relative}: {error}; not ported')
     results, parse_problems = port_sources(sources, tf_upgrade)
     problems += parse_problems
-    files = [FileReport(path, code != sources[path], notes)
-             for path, (code, notes) in sorted(results.items()) if notes or code != sources[path]]
-    changed = {file.path: results[file.path][0] for file in files if file.changed}
-    if not destination and changed and not dry_run:
-        clashes = [path for path in changed if (backup_root / path).exists()]
-        if clashes:
-            raise PortError(f'the backup folder {backup_root} already holds {clashes[0]} (an '
-                            'earlier port?): move it away or give --backup-dir')
-    report = PortReport(str(root), str(target), str(backup_root) if not destination else '',
-                        len(relatives), files, problems, dry_run)
-    if not dry_run:
-        _write(root, target, backup_root if not destination else None,
-               {path: code.encode(encodings[path]) for path, code in changed.items()})
+    changed: Dict[str, bytes] = {}
+    for path, (code, _) in results.items():
+        if code != sources[path]:
+            try:
+                changed[path] = code.encode(encodings[path])
+            except UnicodeEncodeError as error:
+                problems.append(f'{path}: the ported code has {error.object[error.start]!r}, '
+                                f'which its encoding {encodings[path]} cannot write; not '
+                                'ported')
+    files = [FileReport(path, path in changed, notes)
+             for path, (code, notes) in sorted(results.items())
+             if notes or path in changed]
+    if plan.backup is not None and changed and not dry_run:
+        _check_backup(plan, changed)
+    report = PortReport(str(plan.root), str(plan.target),
+                        str(plan.backup) if plan.backup is not None else '',
+                        len(relatives), files, problems, dry_run,
+                        [path for path in found.leaving if not path.endswith('.py')])
+    if dry_run:
+        return report
+    if plan.partial is not None:
+        _write_copy(plan, found, changed, report.problems)
+    elif changed:
+        _write_in_place(plan, changed, tf_upgrade)
+    else:
+        _remove_marker(plan.backup)
     return report
 
 
-def _read_source(path: pathlib.Path) -> Tuple[str, str]:
+class _Unreadable(ValueError):
+    """A file that is not Python text the port can read."""
+
+
+def _read_source(path: pathlib.Path, size: int, limit: int) -> Tuple[str, str]:
     """(text, encoding) of a Python file: UTF-8, or what its coding declaration says (PEP 263);
     written back in the same encoding."""
-    data = path.read_bytes()
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    return data.decode(encoding), encoding
+    if size > limit:
+        raise _Unreadable(f'too large ({size / 2 ** 20:.1f} MB; the limit is '
+                          f'{limit / 2 ** 20:.1f} MB, see --max-file-size)')
+    try:
+        with open(path, 'rb') as stream:
+            data = stream.read(limit + 1)
+    except OSError as error:
+        raise _Unreadable(f'could not be read ({error.strerror})') from error
+    if len(data) > limit:
+        raise _Unreadable(f'too large (it grew past {limit / 2 ** 20:.1f} MB while read)')
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        if not str(error).startswith('invalid or missing encoding declaration'):
+            raise _Unreadable(f'its coding declaration is not usable ({error})') from error
+        encoding = 'utf-8'  # no declaration, and the first lines are not UTF-8
+    nul = data.find(0)
+    if nul >= 0:
+        raise _Unreadable(f'holds NUL bytes (at byte {nul}): binary data, not Python')
+    try:
+        return data.decode(encoding), encoding
+    except LookupError as error:  # a codec that is not a text encoding (rot13)
+        raise _Unreadable(f'its coding declaration names no text encoding ({error})') from error
+    except UnicodeDecodeError as error:
+        line = data.count(b'\n', 0, error.start) + 1
+        utf8 = encoding.startswith('utf-8')
+        raise _Unreadable(
+            f'not {"UTF-8" if utf8 else encoding} text ({error.reason} at byte {error.start}, '
+            f'line {line})' + (', and no coding declaration (PEP 263) names another encoding'
+                               if utf8 else ', though its coding declaration says it is')
+        ) from error
 
 
-def _decoding_problem(error: Exception) -> str:
-    where = (f' ({error.reason} at byte {error.start})'
-             if isinstance(error, UnicodeDecodeError) else '')
-    return f'not UTF-8 text{where}, and no coding declaration (PEP 263) says what it is'
+def _check_resumable(backup: pathlib.Path, tf_upgrade: Optional[str]) -> bool:
+    """Whether an in-place port was interrupted: then it is resumed, only with the options
+    it ran with."""
+    marker = backup / RUNNING_MARKER
+    if not marker.exists():
+        return False
+    try:
+        options = json.loads(marker.read_text(encoding='utf-8'))
+    except (OSError, ValueError) as error:
+        raise PortError(f'{marker} (left by an interrupted port) cannot be read: {error}; '
+                        'remove it if the tree is as you want it') from error
+    if options.get('tf_upgrade') != tf_upgrade:
+        earlier = (options.get('tf_upgrade') or 'off').lower()
+        raise PortError(f'an interrupted port with --tf-upgrade {earlier} left {marker}: run '
+                        'the same command again to finish it, or restore the originals from '
+                        f'{backup} and remove the marker')
+    progress.info(f'resuming the port interrupted earlier ({marker})')
+    return True
 
 
-def _write(root: pathlib.Path, target: pathlib.Path, backup: Optional[pathlib.Path],
-           changed: Dict[str, bytes]) -> None:
-    if target != root:
-        shutil.copytree(root, target, symlinks=True, dirs_exist_ok=True)
-    for relative, code in changed.items():
-        path = target / relative
-        if backup is not None:
-            (backup / relative).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, backup / relative)
-        with tempfile.NamedTemporaryFile('wb', dir=path.parent, prefix=f'.{path.name}.',
-                                         delete=False) as temporary:
-            temporary.write(code)
-        shutil.copymode(path, temporary.name)
+def _remove_temporaries(plan: _Plan, found: _Tree) -> None:
+    """The temporary files an interrupted in-place port left, in the tree and the backup."""
+    for relative in [path for path in found.files
+                     if _TEMPORARY.fullmatch(path.rpartition('/')[2])]:
+        del found.files[relative]
+        (plan.root / relative).unlink()
+    for path in plan.backup.rglob('.*.tmp'):
+        if _TEMPORARY.fullmatch(path.name):
+            path.unlink()
+
+
+def _check_backup(plan: _Plan, changed: Dict[str, bytes]) -> None:
+    """No backup holds another version of a file about to change (an earlier port's original
+    of a file edited since): it would be lost. A backup equal to the file is that file's, left
+    by an interrupted run."""
+    for path in changed:
+        saved = plan.backup / path
+        if saved.exists() and saved.read_bytes() != (plan.root / path).read_bytes():
+            raise PortError(f'the backup folder {plan.backup} already holds another version '
+                            f'of {path} (an earlier port?): move it away or give --backup-dir')
+
+
+def _write_in_place(plan: _Plan, changed: Dict[str, bytes], tf_upgrade: Optional[str]) -> None:
+    marker = plan.backup / RUNNING_MARKER
+    plan.backup.mkdir(parents=True, exist_ok=True)
+    _write_atomically(marker, json.dumps({'tf_upgrade': tf_upgrade}).encode())
+    with progress.Progress(len(changed), 'writing', unit='files', delay=1.0) as shown:
+        for relative, code in changed.items():
+            path = plan.root / relative
+            saved = plan.backup / relative
+            if not saved.exists():
+                saved.parent.mkdir(parents=True, exist_ok=True)
+                _write_atomically(saved, path.read_bytes(), like=path, times=True)
+            _write_atomically(path, code, like=path)
+            shown.update()
+    _remove_marker(plan.backup)
+
+
+def _remove_marker(backup: Optional[pathlib.Path]) -> None:
+    if backup is not None and (backup / RUNNING_MARKER).exists():
+        (backup / RUNNING_MARKER).unlink()
+
+
+def _write_atomically(path: pathlib.Path, data: bytes, like: Optional[pathlib.Path] = None,
+                      times: bool = False) -> None:
+    """`data` under a temporary name beside `path`, then renamed `path`: never half written.
+    `like`: a file whose permissions (and with `times`, times) the new one takes."""
+    with tempfile.NamedTemporaryFile('wb', dir=path.parent, suffix='.tmp', delete=False,
+                                     prefix=f'.{path.name}.slimdata-port-') as temporary:
+        temporary.write(data)
+    try:
+        if like is not None:
+            (shutil.copystat if times else shutil.copymode)(like, temporary.name)
         os.replace(temporary.name, path)
+    except BaseException:
+        os.unlink(temporary.name)
+        raise
+
+
+def _write_copy(plan: _Plan, found: _Tree, changed: Dict[str, bytes],
+                problems: List[str]) -> None:
+    """The ported copy, built in the partial folder and renamed DST when whole."""
+    partial = plan.partial
+    if partial.exists() or partial.is_symlink():
+        progress.info(f'removing {partial}, the partial copy of an interrupted port')
+        shutil.rmtree(partial) if partial.is_dir() and not partial.is_symlink() else (
+            partial.unlink())
+    partial.parent.mkdir(parents=True, exist_ok=True)
+    partial.mkdir()
+    try:
+        for folder in found.folders:
+            (partial / folder).mkdir()
+        with progress.Progress(sum(found.files.values()), 'copying', unit='B',
+                               unit_scale=True, delay=1.0) as shown:
+            for relative, size in found.files.items():
+                _copy_file(plan.root / relative, partial / relative, changed.get(relative),
+                           problems, relative)
+                shown.update(size)
+        for relative, text in found.links.items():
+            os.symlink(_link_text(plan, relative, text), partial / relative)
+        for folder in reversed(found.folders):
+            shutil.copystat(plan.root / folder, partial / folder)
+        shutil.copystat(plan.root, partial)
+        os.replace(partial, plan.target)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+
+
+def _copy_file(source: pathlib.Path, copy: pathlib.Path, ported: Optional[bytes],
+               problems: List[str], relative: str) -> None:
+    try:
+        if ported is None:
+            shutil.copy2(source, copy)
+        else:
+            copy.write_bytes(ported)
+            shutil.copymode(source, copy)
+    except OSError as error:
+        problems.append(f'{relative}: could not be copied ({error.strerror}); not in the copy')
+
+
+def _link_text(plan: _Plan, relative: str, text: str) -> str:
+    """What a link of SRC points to in the copy: the same file as in SRC, or the copy of the
+    same file when it is inside SRC."""
+    folder = (plan.root / relative).parent
+    aimed = os.path.normpath(folder / text)
+    if _inside(aimed, plan.root):
+        return os.path.relpath(aimed, folder) if os.path.isabs(text) else text
+    return text if os.path.isabs(text) else aimed

@@ -1,0 +1,209 @@
+"""`slimdata port`'s cost per line: its own passes beside TensorFlow's tf_upgrade_v2 alone.
+
+Corpora, each measured on its own:
+
+  * TREE arguments: real repositories (a snapshot of balancap/SSD-Tensorflow fetched by hand
+    under /work/ext/, say; never committed), their .py files;
+  * a slim-era tree built from tests/port_fixture/shapes_slim: 24 copies, 144 files, some
+    5,200 lines;
+  * single large files of about --large-lines lines (default 20,000) and a quarter and half of
+    that, made of the first TREE's modules (else the fixture's) one after another: the cost per
+    line must not grow with the file.
+
+For each corpus:
+
+  own passes     slimdata's passes (`tree.port_sources(..., tf_upgrade=None)`) in a process of
+                 their own, timed after TensorFlow and tf_slim are imported (a cost paid once):
+                 CPU seconds, lines/s, CPU microseconds per line, and the memory they add (peak
+                 resident size above the process's after the imports);
+  tf_upgrade_v2  TensorFlow's command on the same files (safety mode, as `slimdata port` runs
+                 it), a process of its own: its CPU with its start-up, and per line without it
+                 (its start-up measured on a one-line file), and its peak memory;
+  whole port     `slimdata port SRC DST` as a user runs it: the CPU of all its processes;
+
+and the ratio of the own passes' cost per line to tf_upgrade_v2's (without and with its
+start-up spread over the corpus).
+
+    .venv/bin/python benchmarks/bench_port.py /work/ext/SSD-Tensorflow --repeat 2
+
+The machines are shared: CPU seconds move less with the load than wall time; --repeat N keeps
+the smallest of N runs.
+"""
+
+import argparse
+import json
+import pathlib
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+from typing import Dict, List
+
+FIXTURE = pathlib.Path(__file__).resolve().parent.parent / 'tests' / 'port_fixture' / 'shapes_slim'
+_TF_UPGRADE = 'tensorflow.tools.compatibility.tf_upgrade_v2_main'
+
+# Runs a command and prints the CPU seconds and peak memory (kB) of all its processes.
+_RUSAGE = ('import resource, subprocess, sys\n'
+           'subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n'
+           'usage = resource.getrusage(resource.RUSAGE_CHILDREN)\n'
+           'print(usage.ru_utime + usage.ru_stime, usage.ru_maxrss)\n')
+
+
+def python_sources(root: pathlib.Path) -> Dict[str, str]:
+    return {path.relative_to(root).as_posix(): path.read_text(encoding='utf-8')
+            for path in sorted(root.rglob('*.py')) if path.is_file() and not path.is_symlink()}
+
+
+def line_count(sources: Dict[str, str]) -> int:
+    return sum(code.count('\n') for code in sources.values())
+
+
+def fixture_tree(root: pathlib.Path, copies: int = 24) -> pathlib.Path:
+    """120 files of slim-era code: the port fixture's 5 modules, `copies` times."""
+    for index in range(copies):
+        shutil.copytree(FIXTURE, root / f'copy_{index:02}')
+    return root
+
+
+def large_file(sources: Dict[str, str], lines: int, folder: pathlib.Path) -> pathlib.Path:
+    """One file of at least `lines` lines: whole modules of `sources` one after another."""
+    modules = [code if code.endswith('\n') else code + '\n' for code in sources.values()]
+    modules = [''.join(line for line in code.splitlines(keepends=True)
+                       if not line.startswith('from __future__')) for code in modules]
+    pieces, total, index = [], 0, 0
+    while total < lines:
+        pieces.append(modules[index % len(modules)])
+        total += pieces[-1].count('\n')
+        index += 1
+    folder.mkdir(parents=True)
+    (folder / 'large.py').write_text(''.join(pieces), encoding='utf-8')
+    return folder
+
+
+def measure_own(root: pathlib.Path) -> dict:
+    """In this process: the passes over the tree, after the one-time imports."""
+    import time
+
+    from slimdata import progress
+    from slimdata.port import tree
+    progress.configure(quiet=True)
+    sources = python_sources(root)
+    tree.port_sources({'warm.py': 'import tensorflow as tf\nslim = tf.contrib.slim\n'
+                                  'from tensorflow.python.ops import array_ops\n'
+                                  'x = array_ops.unstack\n'}, tf_upgrade=None)
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.process_time()
+    tree.port_sources(sources, tf_upgrade=None)
+    cpu = time.process_time() - start
+    return {'cpu': cpu, 'memory_kb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base}
+
+
+def _own(root: pathlib.Path) -> dict:
+    output = subprocess.run([sys.executable, __file__, '--measure-own', str(root)],
+                            capture_output=True, text=True, check=True).stdout
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def _cpu_of(command: List[str]) -> dict:
+    output = subprocess.run([sys.executable, '-c', _RUSAGE, *command], capture_output=True,
+                            text=True, check=True).stdout.split()
+    return {'cpu': float(output[0]), 'memory_kb': int(output[1])}
+
+
+def _tf_upgrade(root: pathlib.Path, work: pathlib.Path) -> dict:
+    out = work / 'tf_upgrade_out'
+    shutil.rmtree(out, ignore_errors=True)
+    return _cpu_of([sys.executable, '-m', _TF_UPGRADE, '--intree', str(root), '--outtree',
+                    str(out), '--reportfile', str(work / 'report.txt'), '--copyotherfiles',
+                    'False', '--no_upgrade_compat_v1_import', '--mode', 'SAFETY'])
+
+
+def _whole_port(root: pathlib.Path, work: pathlib.Path) -> dict:
+    out = work / 'port_out'
+    shutil.rmtree(out, ignore_errors=True)
+    return _cpu_of([sys.executable, '-m', 'slimdata', 'port', str(root), str(out), '--quiet'])
+
+
+def _best(measure, repeat: int) -> dict:
+    runs = [measure() for _ in range(repeat)]
+    return min(runs, key=lambda run: run['cpu'])
+
+
+def bench(name: str, root: pathlib.Path, work: pathlib.Path, startup: float,
+          repeat: int) -> dict:
+    sources = python_sources(root)
+    lines = line_count(sources)
+    own = _best(lambda: _own(root), repeat)
+    upgrade = _best(lambda: _tf_upgrade(root, work), repeat)
+    whole = _best(lambda: _whole_port(root, work), repeat)
+    upgrade_per_line = max(upgrade['cpu'] - startup, 1e-9) / lines
+    own_per_line = own['cpu'] / lines
+    return {'corpus': name, 'files': len(sources), 'lines': lines,
+            'own_lines_per_s': 1 / own_per_line, 'own_us_per_line': 1e6 * own_per_line,
+            'own_memory_mb': own['memory_kb'] / 1024,
+            'upgrade_cpu_s': upgrade['cpu'],
+            'upgrade_lines_per_s': 1 / upgrade_per_line,
+            'upgrade_us_per_line': 1e6 * upgrade_per_line,
+            'upgrade_us_per_line_with_startup': 1e6 * upgrade['cpu'] / lines,
+            'upgrade_memory_mb': upgrade['memory_kb'] / 1024,
+            'whole_cpu_s': whole['cpu'], 'whole_lines_per_s': lines / whole['cpu'],
+            'whole_us_per_line': 1e6 * whole['cpu'] / lines,
+            'whole_memory_mb': whole['memory_kb'] / 1024,
+            'ratio': own_per_line / upgrade_per_line,
+            'ratio_with_startup': own['cpu'] / upgrade['cpu']}
+
+
+def print_table(rows: List[dict], startup: float) -> None:
+    print(f"tf_upgrade_v2's start-up (a one-line file): {startup:.2f} CPU s")
+    print(f'{"corpus":<24} {"files":>5} {"lines":>7} | {"own passes":^26} | '
+          f'{"tf_upgrade_v2 alone":^26} | {"whole port":^18} | {"own/tf_upgrade":^14}')
+    print(f'{"":<24} {"":>5} {"":>7} | {"lines/s":>8} {"us/line":>8} {"+MB":>7} | '
+          f'{"lines/s":>8} {"us/line":>8} {"MB":>7} | {"lines/s":>8} {"MB":>8} | '
+          f'{"per line":>8} {"+start":>6}')
+    for row in rows:
+        print(f'{row["corpus"]:<24} {row["files"]:>5} {row["lines"]:>7} | '
+              f'{row["own_lines_per_s"]:>8.0f} {row["own_us_per_line"]:>8.0f} '
+              f'{row["own_memory_mb"]:>7.0f} | {row["upgrade_lines_per_s"]:>8.0f} '
+              f'{row["upgrade_us_per_line"]:>8.0f} {row["upgrade_memory_mb"]:>7.0f} | '
+              f'{row["whole_lines_per_s"]:>8.0f} {row["whole_memory_mb"]:>8.0f} | '
+              f'{row["ratio"]:>8.2f} {row["ratio_with_startup"]:>6.2f}')
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('trees', nargs='*', metavar='TREE', help='repositories to port')
+    parser.add_argument('--large-lines', type=int, default=20_000,
+                        help='lines of the largest single file (default 20,000)')
+    parser.add_argument('--repeat', type=int, default=1, help='runs of each measure; the '
+                                                             'smallest CPU time is kept')
+    parser.add_argument('--json', metavar='FILE', help='also write the figures as JSON')
+    parser.add_argument('--measure-own', metavar='TREE', help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure_own:
+        print(json.dumps(measure_own(pathlib.Path(args.measure_own))))
+        return
+    with tempfile.TemporaryDirectory(prefix='bench-port-') as temporary:
+        work = pathlib.Path(temporary)
+        corpora = [(pathlib.Path(tree).name, pathlib.Path(tree)) for tree in args.trees]
+        corpora.append(('slim-era fixture x24', fixture_tree(work / 'fixture')))
+        first = python_sources(corpora[0][1])
+        for lines in (args.large_lines // 4, args.large_lines // 2, args.large_lines):
+            corpora.append((f'one file, {lines:,} lines',
+                            large_file(first, lines, work / f'large_{lines}')))
+        (work / 'one').mkdir()
+        (work / 'one' / 'one.py').write_text('x = 1\n')
+        startup = _best(lambda: _tf_upgrade(work / 'one', work), args.repeat)['cpu']
+        rows = []
+        for name, root in corpora:
+            rows.append(bench(name, root, work, startup, args.repeat))
+            print(f'measured {name}', file=sys.stderr, flush=True)
+        print_table(rows, startup)
+        if args.json:
+            pathlib.Path(args.json).write_text(json.dumps({'startup': startup, 'rows': rows},
+                                                          indent=1))
+
+
+if __name__ == '__main__':
+    main()
