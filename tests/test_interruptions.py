@@ -160,6 +160,11 @@ def test_a_signal_stops_the_workers_mid_shard_and_leaves_no_temporaries(
     assert run.process.wait(timeout=HANG) == status
     run.wait_for_pipe_closed()
     assert run.stderr[-1].strip() == said
+    # The line before says what is left, as the dataset_info.json it names records it.
+    left = run.stderr[-2].strip()
+    assert left.startswith('slimdata convert image-folder: stopped; left incomplete, as '
+                           f'{out / "dataset_info.json"} records: split'), run.stderr
+    assert 'run the same command again to finish it' in left
     wait_until_gone(run.process.pid)
     assert temporaries(out) == []
     # The workers stopped at their first item: no shard was completed.

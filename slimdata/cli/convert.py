@@ -15,7 +15,7 @@ import sys
 from typing import Dict, NamedTuple
 
 from slimdata import progress
-from slimdata.cli import common
+from slimdata.cli import Terminated, common
 
 
 class Converter(NamedTuple):
@@ -88,7 +88,8 @@ def run(kind: str, args: argparse.Namespace) -> int:
     ValueError: bad input or a refused re-run (the converters' errors, which name the file);
     OSError: an I/O error naming the file (a full disk); RuntimeError: another conversion
     writes into the folder, or a worker process died. After such an error, one more line says
-    which splits are left incomplete, and that the same command finishes them.
+    which splits are left incomplete, and that the same command finishes them; likewise
+    after Ctrl-C, SIGTERM or SIGHUP.
     """
     from slimdata.cli import convert_options
     module = importlib.import_module(f'slimdata.datasets.{CONVERTERS[kind].module}')
@@ -97,6 +98,11 @@ def run(kind: str, args: argparse.Namespace) -> int:
         summaries = convert(args.src, args.output_dir, **convert_options.keywords(kind, args))
     except BrokenPipeError:
         raise  # stderr was closed: the command line ends quietly
+    except (KeyboardInterrupt, Terminated) as stop:
+        left = what_is_left(args.output_dir, stop)
+        if left:
+            print(f'slimdata convert {kind}: {left}', file=sys.stderr)
+        raise  # the command line says how it was stopped, with its exit status
     except (ValueError, OSError, RuntimeError) as error:
         print(f'slimdata convert {kind}: error: {error}', file=sys.stderr)
         left = what_is_left(args.output_dir, error)

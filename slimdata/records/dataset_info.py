@@ -5,7 +5,7 @@ descriptor never hard-codes what the writer knows. The layout of `dataset_info.j
 
     {
       "name": "pascalvoc_2007",
-      "slimdata_version": "0.2.0",
+      "slimdata_version": "0.3.0",
       "splits": {
         "train": {
           "complete": true,

@@ -3,7 +3,7 @@
 `dataset_info.json` records one per split::
 
     "fingerprint": {
-      "slimdata_version": "0.2.0",
+      "slimdata_version": "0.3.0",
       "num_shards": 8,
       "options": {"converter": "voc", "year": "2007", "seed": 0, ...},
       "items": {"count": 5011, "sha256": "..."}
