@@ -8,11 +8,17 @@ for every change it makes and every line it could not port, with the line number
 import contextlib
 import dataclasses
 import gc
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import ClassVar, Collection, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
-from libcst.metadata import (MetadataWrapper, ParentNodeProvider, PositionProvider,
-                             QualifiedNameProvider, ScopeProvider)
+from libcst.metadata import (
+    MetadataWrapper,
+    ParentNodeProvider,
+    PositionProvider,
+    ProviderT,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
 
 CHANGED = 'changed'
 NOT_PORTED = 'not ported'
@@ -45,7 +51,8 @@ class PortTransformer(cst.CSTTransformer):
     for every node.
     """
 
-    METADATA_DEPENDENCIES: Tuple = (PositionProvider, QualifiedNameProvider)
+    METADATA_DEPENDENCIES: ClassVar[Collection[ProviderT]] = (PositionProvider,
+                                                              QualifiedNameProvider)
 
     def __init__(self) -> None:
         super().__init__()
@@ -80,6 +87,7 @@ class PortTransformer(cst.CSTTransformer):
     def _resolved(self, key):
         """The metadata of `key` for the whole module, computed on first use."""
         if key not in self.metadata:
+            assert self._wrapper is not None, 'metadata is asked for only while a pass runs'
             self.metadata = {**self.metadata, key: self._wrapper.resolve(key)}
         return self.metadata[key]
 
@@ -140,7 +148,7 @@ def tensorflow_alias(module: cst.Module) -> Optional[str]:
             if isinstance(small, cst.Import):
                 for alias in small.names:
                     if code_of(alias.name) == 'tensorflow':
-                        return alias.asname.name.value if alias.asname else 'tensorflow'
+                        return alias.evaluated_alias or 'tensorflow'
     return None
 
 

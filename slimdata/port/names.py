@@ -10,20 +10,29 @@
 """
 
 import functools
-from collections import Counter
 import importlib
 import importlib.util
 import re
 import types
-from typing import Dict, List, Optional, Set, Tuple, Union
+from collections import Counter
+from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
+from libcst.helpers import ensure_type
 from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
 
 from slimdata.contrib.unavailable import attribute_for
 from slimdata.port import rules
-from slimdata.port.edits import (CHANGED, NOT_PORTED, Note, PortTransformer, code_of, dotted,
-                                 import_statement, root_name)
+from slimdata.port.edits import (
+    CHANGED,
+    NOT_PORTED,
+    Note,
+    PortTransformer,
+    code_of,
+    dotted,
+    import_statement,
+    root_name,
+)
 from slimdata.port.spelling import SpellingAware
 
 _TF_LAYERS = 'tensorflow.layers.'
@@ -79,7 +88,7 @@ def _attribute_chain(dotted_name: str):
     top-level package, as ported code looks it up; None if it is not there."""
     module = module_of(dotted_name)
     try:
-        target = importlib.import_module(module.split('.')[0])
+        target: object = importlib.import_module(module.split('.')[0])
         importlib.import_module(module)
     except ImportError:
         return None
@@ -216,7 +225,7 @@ class NamesPass(SpellingAware, PortTransformer):
         kept, new_lines = [], []
         for alias in statement.names:
             name = code_of(alias.name)
-            bound = alias.asname.name.value if alias.asname else name
+            bound = alias.evaluated_alias or name
             target = checked_successor(f'{module}.{name}')
             if target is None:
                 kept_line = self._unported_import(statement, f'{module}.{name}', bound)
@@ -240,7 +249,7 @@ class NamesPass(SpellingAware, PortTransformer):
         for alias in statement.names:
             name = self.spelling.canonical(code_of(alias.name))
             target = None if _is_own_import(alias) else checked_successor(name)
-            bound = alias.asname.name.value if alias.asname else name.split('.')[0]
+            bound = alias.evaluated_alias or name.split('.')[0]
             if target is None:
                 kept_line = (self._unported_import(statement, name, bound)
                              if alias.asname else True)
@@ -255,7 +264,7 @@ class NamesPass(SpellingAware, PortTransformer):
                 new_lines.append(f'import {name.split(".")[0]}')
                 continue
             parent, _, last = importable(target).rpartition('.')
-            bound = alias.asname.name.value if alias.asname else name
+            bound = alias.evaluated_alias or name
             new_lines.append(import_statement(parent, last, bound))
         if len(kept) == len(statement.names):
             return None
@@ -306,7 +315,8 @@ class NamesPass(SpellingAware, PortTransformer):
         if target is None:
             return None
         parent, _, last = importable(target).rpartition('.')
-        bound = statement.targets[0].target.value
+        # _alias_target accepts only `NAME = value`
+        bound = ensure_type(statement.targets[0].target, cst.Name).value
         self.note(CHANGED, line, f'{code_of(statement.value)} -> {target}')
         return [import_statement(parent, last, bound)]
 
@@ -410,7 +420,7 @@ class NamesPass(SpellingAware, PortTransformer):
         layer = name[len(_TF_LAYERS):]
         port = rules.TF_LAYERS.get(layer)
         arguments = _layer_arguments(port, updated.args) if port else None
-        if arguments is None:
+        if port is None or arguments is None:
             self.note(NOT_PORTED, original, f'tf.layers.{layer}: {rules.TF_LAYERS_UNPORTABLE}')
             return updated
         self.need_import('import tf_slim')
@@ -419,7 +429,7 @@ class NamesPass(SpellingAware, PortTransformer):
 
 
 def _layer_arguments(port: rules.LayerPort,
-                     arguments: Union[List[cst.Arg], tuple]) -> Optional[List[cst.Arg]]:
+                     arguments: Sequence[cst.Arg]) -> Optional[List[cst.Arg]]:
     """The tf_slim call's arguments for a tf.layers call's, or None if one cannot be mapped."""
     new: List[cst.Arg] = []
     given = set()
@@ -472,10 +482,11 @@ def _map_argument(port: rules.LayerPort, keyword: Optional[str], value: cst.Base
     if keyword in port.values:
         if not isinstance(value, cst.SimpleString):
             return None
-        literal = port.values[keyword].get(value.evaluated_value)
-        if literal is None:
+        old = value.evaluated_value  # a str, or the bytes of b'...', which no value maps
+        replacement = port.values[keyword].get(old) if isinstance(old, str) else None
+        if replacement is None:
             return None
-        value = cst.SimpleString(repr(literal))
+        value = cst.SimpleString(repr(replacement))
     elif template:
         simple = isinstance(value, (cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.Call))
         value = cst.parse_expression(
@@ -499,7 +510,7 @@ class _BindingScanner(cst.CSTVisitor):
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
             name = code_of(alias.name)
-            bound = alias.asname.name.value if alias.asname else name.split('.')[0]
+            bound = alias.evaluated_alias or name.split('.')[0]
             self._bind(node, self.names_pass.spelling.canonical(name), bound,
                        rewritten=(alias.asname is not None or '.' not in name)
                        and not _is_own_import(alias))
@@ -511,7 +522,7 @@ class _BindingScanner(cst.CSTVisitor):
         for alias in node.names:
             name = code_of(alias.name)
             self._bind(node, f'{module}.{name}',
-                       alias.asname.name.value if alias.asname else name, rewritten=True)
+                       alias.evaluated_alias or name, rewritten=True)
 
     def _bind(self, node: cst.CSTNode, name: str, bound: str, rewritten: bool) -> None:
         if rewritten and checked_successor(name) is not None:
@@ -550,7 +561,7 @@ class _StandInRemover(cst.CSTTransformer):
         if (original.module is None or code_of(original.module) != _STAND_INS
                 or isinstance(original.names, cst.ImportStar)):
             return updated
-        bound = {alias.asname.name.value if alias.asname else code_of(alias.name)
+        bound = {alias.evaluated_alias or code_of(alias.name)
                  for alias in original.names}
         return cst.RemoveFromParent() if bound <= self.unused else updated
 
@@ -563,7 +574,7 @@ class _PrivateImportRemover(cst.CSTTransformer):
         self.unused = unused
 
     def _keep(self, alias: cst.ImportAlias) -> bool:
-        bound = alias.asname.name.value if alias.asname else code_of(alias.name)
+        bound = alias.evaluated_alias or code_of(alias.name)
         return bound not in self.unused
 
     def leave_Import(self, original: cst.Import, updated: cst.Import):
@@ -571,11 +582,11 @@ class _PrivateImportRemover(cst.CSTTransformer):
 
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):
         module = code_of(updated.module) if updated.module else ''
-        if not module.startswith('tensorflow.python') or isinstance(updated.names, cst.ImportStar):
-            return updated
-        return self._filter(updated)
+        return self._filter(updated) if module.startswith('tensorflow.python') else updated
 
     def _filter(self, node: Union[cst.Import, cst.ImportFrom]):
+        if isinstance(node.names, cst.ImportStar):
+            return node
         names = [alias for alias in node.names if self._keep(alias)]
         if len(names) == len(node.names):
             return node

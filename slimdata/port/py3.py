@@ -23,9 +23,10 @@
 
 import contextlib
 import re
-from typing import Dict, Optional, Set
+from typing import Dict, Optional, Set, Union
 
 import libcst as cst
+from libcst.helpers import ensure_type
 
 from slimdata.port.edits import CHANGED, NOT_PORTED, PortTransformer, code_of
 from slimdata.port.spelling import SpellingAware
@@ -115,7 +116,7 @@ class Py3Pass(SpellingAware, PortTransformer):
 
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):
         if (original.relative or not original.module or code_of(original.module) != 'collections'
-                or isinstance(original.names, cst.ImportStar)):
+                or isinstance(updated.names, cst.ImportStar)):
             return updated
         moved = [alias for alias in updated.names if code_of(alias.name) in ABSTRACT_CLASSES]
         kept = [alias for alias in updated.names if alias not in moved]
@@ -126,8 +127,8 @@ class Py3Pass(SpellingAware, PortTransformer):
         if kept:
             kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             moved[-1] = moved[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-            self.need_import(code_of(cst.ImportFrom(module=cst.parse_expression(
-                'collections.abc'), names=moved)))
+            self.need_import(code_of(cst.ImportFrom(
+                module=cst.Attribute(cst.Name('collections'), cst.Name('abc')), names=moved)))
             return updated.with_changes(names=kept)
         return updated.with_changes(module=cst.parse_expression('collections.abc'))
 
@@ -209,12 +210,13 @@ class Py3Pass(SpellingAware, PortTransformer):
             return updated
         self.note(CHANGED, original, 'import contextlib2 -> import contextlib as contextlib2 '
                                      "(Python 3's contextlib has every name used)")
-        return cst.parse_statement('import contextlib as contextlib2\n').body[0]
+        return ensure_type(cst.parse_statement('import contextlib as contextlib2\n'),
+                           cst.SimpleStatementLine).body[0]
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scan_scope(node)
 
-    def _scan_scope(self, scope: cst.CSTNode) -> None:
+    def _scan_scope(self, scope: Union[cst.Module, cst.FunctionDef]) -> None:
         """Finds the whole-file text reads of `scope` (not of functions inside it)."""
         scanner = _ReadScanner(self)
         scope.visit(scanner) if isinstance(scope, cst.Module) else scope.body.visit(scanner)

@@ -18,6 +18,8 @@ from typing import FrozenSet, Optional
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
+from slimdata.port.edits import PortTransformer
+
 COMPAT_V1 = 'tensorflow.compat.v1'
 _TENSORFLOW_MODULES = ('tensorflow', COMPAT_V1, 'tensorflow.compat.v2')
 
@@ -59,8 +61,7 @@ def _module_imports(module: cst.Module):
                 for alias in small.names:
                     name = _code(alias.name)
                     if name in _TENSORFLOW_MODULES:
-                        yield name, (alias.asname.name.value if alias.asname
-                                     else name.split('.')[0])
+                        yield name, alias.evaluated_alias or name.split('.')[0]
             elif (isinstance(small, cst.ImportFrom) and small.module is not None
                   and not small.relative and _code(small.module) == 'tensorflow.compat'
                   and not isinstance(small.names, cst.ImportStar)):
@@ -68,7 +69,7 @@ def _module_imports(module: cst.Module):
                     version = _code(alias.name)
                     if version in ('v1', 'v2'):
                         yield (f'tensorflow.compat.{version}',
-                               alias.asname.name.value if alias.asname else version)
+                               alias.evaluated_alias or version)
 
 
 def _compat_assignments(module: cst.Module, tensorflow_names: FrozenSet[str]):
@@ -96,8 +97,8 @@ def spelling_of(module: cst.Module) -> Spelling:
     return Spelling(alias, compat, tf1)
 
 
-class SpellingAware:
-    """For a `PortTransformer`: `qualified_name` under every spelling of `Spelling`.
+class SpellingAware(PortTransformer):
+    """A `PortTransformer` whose `qualified_name` answers under every spelling of `Spelling`.
 
     Call `self.learn_spelling(module)` in `visit_Module` before anything asks for names.
     """

@@ -416,6 +416,7 @@ def _check_resumable(backup: pathlib.Path, tf_upgrade: Optional[str]) -> bool:
 
 def _remove_temporaries(plan: _Plan, found: _Tree) -> None:
     """The temporary files an interrupted in-place port left, in the tree and the backup."""
+    assert plan.backup is not None, 'only an in-place port resumes'
     for relative in [path for path in found.files
                      if _TEMPORARY.fullmatch(path.rpartition('/')[2])]:
         del found.files[relative]
@@ -429,6 +430,7 @@ def _check_backup(plan: _Plan, changed: Dict[str, bytes]) -> None:
     """No backup holds another version of a file about to change (an earlier port's original
     of a file edited since): it would be lost. A backup equal to the file is that file's, left
     by an interrupted run."""
+    assert plan.backup is not None, 'only an in-place port has a backup'
     for path in changed:
         saved = plan.backup / path
         if saved.exists() and saved.read_bytes() != (plan.root / path).read_bytes():
@@ -437,6 +439,7 @@ def _check_backup(plan: _Plan, changed: Dict[str, bytes]) -> None:
 
 
 def _write_in_place(plan: _Plan, changed: Dict[str, bytes], tf_upgrade: Optional[str]) -> None:
+    assert plan.backup is not None, 'a plan without DST has a backup'
     marker = plan.backup / RUNNING_MARKER
     plan.backup.mkdir(parents=True, exist_ok=True)
     _write_atomically(marker, json.dumps({'tf_upgrade': tf_upgrade}).encode())
@@ -477,6 +480,7 @@ def _write_copy(plan: _Plan, found: _Tree, changed: Dict[str, bytes],
                 problems: List[str]) -> None:
     """The ported copy, built in the partial folder and renamed DST when whole."""
     partial = plan.partial
+    assert partial is not None, 'a plan with DST has a partial folder'
     if partial.exists() or partial.is_symlink():
         progress.info(f'removing {partial}, the partial copy of an interrupted port')
         shutil.rmtree(partial) if partial.is_dir() and not partial.is_symlink() else (

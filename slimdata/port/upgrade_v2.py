@@ -142,7 +142,7 @@ def _simplify_compat(code: str) -> str:
 def _works_in_v1(note: Note) -> bool:
     """Whether `note` reports a deprecated member that tensorflow.compat.v1 still has."""
     found = _DEPRECATED_MEMBER.search(note.message) if note.kind == NOT_PORTED else None
-    return bool(found) and resolve_v1(found.group('member')) is not None
+    return found is not None and resolve_v1(found.group('member')) is not None
 
 
 def _one_line(message: str) -> str:
