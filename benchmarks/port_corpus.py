@@ -153,15 +153,19 @@ def port(rows: List[Row], repository: str, source: pathlib.Path, work: pathlib.P
     ported = work / 'ported'
     report = work / 'port.json'
 
-    def check(_output: str) -> str:
+    def check(output: str) -> str:
         data = json.loads(report.read_text())
+        speed = re.findall(r'porting: done, ([\d,]+) lines in ([\d.]+) s \(([\d,]+) lines/s\)',
+                           output)
         notes = [note for file in data['files'] for note in file['notes']]
         changed = sum(1 for file in data['files'] if file['changed'])
         count = {kind: sum(1 for note in notes if note['kind'] == kind)
                  for kind in ('changed', 'not ported', 'to check')}
         return (f"{data['files_scanned']} files, {changed} changed, {count['changed']} changes, "
                 f"{count['not ported']} not ported, {count['to check']} to check, "
-                f"{len(data['problems'])} problems")
+                f"{len(data['problems'])} problems"
+                + (f'; {speed[-1][0]} lines, passes {speed[-1][1]} s ({speed[-1][2]} lines/s)'
+                   if speed else ''))
     return run_step(rows, repository, 'slimdata port', [
         sys.executable, '-m', 'slimdata', 'port', str(source), str(ported), '--json',
         str(report)], work, work / 'port.log', check, timeout=4 * STEP_TIMEOUT)
