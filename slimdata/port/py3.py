@@ -16,6 +16,12 @@
   off). In `__init__.py`, `from . import fsns`; in another module, which may also run as a
   script from its folder (where the sibling is top-level), `if __package__: from . import
   fsns` / `else: import fsns`;
+- `import StringIO` / `import cStringIO` (Python 2) holding bytes: when every
+  `StringIO.StringIO(...)` of the file is certainly bytes - its value is opened as an image
+  (`PIL.Image.open(StringIO.StringIO(data))`) or it is bound to a name that a `.save(name, ...)`
+  (PIL's, numpy's) writes into in the same function - the import becomes
+  `from io import BytesIO` and the calls `BytesIO(...)`; otherwise each use is reported
+  (`io.StringIO` holds text, `io.BytesIO` bytes);
 - `import contextlib2` (the Python 2 backport, which TF1-era code imports and seldom declares)
   becomes `import contextlib as contextlib2` when every name the file takes from it is in
   Python 3's `contextlib` (`ExitStack`, `suppress`, ...).
@@ -23,7 +29,7 @@
 
 import contextlib
 import re
-from typing import Dict, Optional, Set
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -141,6 +147,11 @@ class Py3Pass(SpellingAware, PortTransformer):
         uses = _BackportUses()
         node.visit(uses)
         self.contextlib_names = uses.names
+        self.string_io = _StringIOUses(self)
+        node.visit(self.string_io)
+        # Bytes certain for every use (and the name free): the module is io.BytesIO.
+        self.bytes_io = (bool(self.string_io.calls) and 'BytesIO' not in node.code
+                         and all(self.string_io.calls.values()))
 
     # -- implicit relative imports ------------------------------------------------------------
 
@@ -199,6 +210,8 @@ class Py3Pass(SpellingAware, PortTransformer):
 
     def leave_Import(self, original: cst.Import, updated: cst.Import):
         names = [code_of(alias.name) for alias in original.names]
+        if names in (['StringIO'], ['cStringIO']) and original.names[0].asname is None:
+            return self._string_io_import(original, updated, names[0])
         if names != ['contextlib2'] or original.names[0].asname is not None:
             return updated
         missing = sorted(name for name in self.contextlib_names
@@ -210,6 +223,26 @@ class Py3Pass(SpellingAware, PortTransformer):
         self.note(CHANGED, original, 'import contextlib2 -> import contextlib as contextlib2 '
                                      "(Python 3's contextlib has every name used)")
         return cst.parse_statement('import contextlib as contextlib2\n').body[0]
+
+    # -- StringIO holding bytes ---------------------------------------------------------------
+
+    def _string_io_import(self, original: cst.Import, updated: cst.Import, module: str):
+        if not self.string_io.calls:
+            return updated
+        if not self.bytes_io:
+            self.note(NOT_PORTED, original, f'import {module} (Python 2): io.StringIO holds '
+                                            'text, io.BytesIO bytes; which one each use needs '
+                                            'is not certain')
+            return updated
+        self.note(CHANGED, original, f'import {module} -> from io import BytesIO (every use '
+                                     'holds bytes: an image saved or opened)')
+        return cst.parse_statement('from io import BytesIO\n').body[0]
+
+    def _string_io_call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if not self.bytes_io or original not in self.string_io.calls:
+            return updated
+        self.note(CHANGED, original, f'{code_of(original.func)}(...) -> BytesIO(...)')
+        return updated.with_changes(func=cst.Name('BytesIO'))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scan_scope(node)
@@ -243,6 +276,8 @@ class Py3Pass(SpellingAware, PortTransformer):
         if original in self.text_reads:
             self.note(NOT_PORTED, original, 'a file read whole in text mode: if it is binary '
                                             "(an image), open it with mode 'rb'")
+        if original in self.string_io.calls:
+            return self._string_io_call(original, updated)
         return self._bytes_literals(original, updated)
 
     # -- str where bytes are needed ------------------------------------------------------------
@@ -349,6 +384,60 @@ class _BackportUses(cst.CSTVisitor):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if isinstance(node.value, cst.Name) and node.value.value == 'contextlib2':
             self.names.add(node.attr.value)
+
+
+class _StringIOUses(cst.CSTVisitor):
+    """Each `StringIO.StringIO(...)` / `cStringIO.StringIO(...)` call, and whether it certainly
+    holds bytes: opened by `PIL.Image.open`, or bound to a name that `.save(name, ...)` writes
+    into in the same function."""
+
+    def __init__(self, py3_pass: Py3Pass) -> None:
+        super().__init__()
+        self.py3_pass = py3_pass
+        self.calls: Dict[cst.Call, bool] = {}
+        self.scopes: List[Tuple[Dict[str, List[cst.Call]], Set[str]]] = []
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.scopes.append(({}, set()))
+
+    def leave_Module(self, original: cst.Module) -> None:
+        self._close_scope()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scopes.append(({}, set()))  # bound: name -> its StringIO calls; saved into
+
+    def leave_FunctionDef(self, original: cst.FunctionDef) -> None:
+        self._close_scope()
+
+    def _close_scope(self) -> None:
+        bound, saved = self.scopes.pop()
+        for name, calls in bound.items():
+            for call in calls:
+                self.calls[call] = self.calls[call] or name in saved
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        if isinstance(target, cst.Name) and _is_string_io(node.value):
+            self.scopes[-1][0].setdefault(target.value, []).append(node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if _is_string_io(node):
+            self.calls.setdefault(node, False)
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and node.args):
+            return
+        first = node.args[0].value
+        if func.attr.value == 'save' and isinstance(first, cst.Name):
+            self.scopes[-1][1].add(first.value)
+        elif (func.attr.value == 'open' and _is_string_io(first)
+              and self.py3_pass.qualified_name(func) == 'PIL.Image.open'):
+            self.calls[first] = True
+
+
+def _is_string_io(node: cst.CSTNode) -> bool:
+    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == 'StringIO' and isinstance(node.func.value, cst.Name)
+            and node.func.value.value in ('StringIO', 'cStringIO'))
 
 
 def _names_in(node: cst.CSTNode) -> Set[str]:

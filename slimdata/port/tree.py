@@ -52,7 +52,8 @@ PASSES = (
     (Py3Pass, re.compile(
         r'\A(?=.*\bcollections\b)(?=.*\b(?:' + '|'.join(sorted(ABSTRACT_CLASSES)) + r')\b)'
         r'|\.read\(\)|(?i:bytes(_list)?_feature|byteslist)|\bcontextlib2\b'
-        r'|\b(?:np|numpy)\.(?:int|float|object|complex|long|unicode|str)\b', re.DOTALL)),
+        r'|\b(?:np|numpy)\.(?:int|float|object|complex|long|unicode|str)\b'
+        r'|(?m:^[ \t]*import[ \t]+c?StringIO\b)', re.DOTALL)),
     (ResourceVariablesPass, re.compile(r'''['"]Variable(V2)?['"]''')),
     (EntryPass, re.compile(r'__main__|app\.run')),
 )
