@@ -63,7 +63,7 @@ def run_cluster_training(slim_dir: str, dataset_dir: str, work_dir: str, steps: 
     Args:
       slim_dir: the ported models/research/slim folder (holding train_image_classifier.py).
       dataset_dir: `slimdata convert image-folder` output of 5 classes (train-*.tfrecord,
-        labels.txt).
+        labels.txt), or slim's flowers converter's (flowers_train_*.tfrecord, labels.txt).
       work_dir: a folder for the records' slim names, the train dirs and the tasks' logs.
       steps: the global steps to train (`--max_number_of_steps`).
       model_name: a slim net (`--model_name`).
@@ -114,7 +114,12 @@ def run_cluster_training(slim_dir: str, dataset_dir: str, work_dir: str, steps: 
 
 def slim_named_records(dataset_dir: Path, folder: Path) -> Path:
     """`folder`, holding links to the train shards of `dataset_dir` under the names slim's
-    flowers descriptor globs (`flowers_train_00000-of-00002.tfrecord`) and its labels.txt."""
+    flowers descriptor globs (`flowers_train_00000-of-00002.tfrecord`) and its labels.txt;
+    or `dataset_dir` itself when it already holds such shards (slim's own flowers converter
+    wrote it, as benchmarks/port_corpus.py runs it)."""
+    if (sorted(dataset_dir.glob(f'{DATASET_NAME}_train_*.tfrecord'))
+            and (dataset_dir / 'labels.txt').is_file()):
+        return dataset_dir
     folder.mkdir(parents=True, exist_ok=True)
     shards = sorted(dataset_dir.glob('train-*.tfrecord'))
     if not shards or not (dataset_dir / 'labels.txt').is_file():
