@@ -15,9 +15,10 @@ per-task wrapper would. The parameter server is ended by its pid; the workers mu
 themselves (a bound on each: `timeout`). The chief ends as it did on TensorFlow 1.x: its last
 checkpoint saved, then a RuntimeError after 120 s (KNOWN_SYNC_END), which the summary names.
 
-The ported slim of October 2019 needs one hand edit to train on a cluster: model_deploy's
-device chooser places only ops whose type starts with 'Variable' on the parameter servers,
-and today's variables are 'VarHandleOp's (docs/distributed.md, "models/research/slim").
+model_deploy's device chooser places ops whose type starts with 'Variable' on the parameter
+servers; today's variables are 'VarHandleOp's, and `slimdata port` makes the check accept them
+(slimdata/port/variables.py), so the ported slim trains here with no hand edit
+(docs/distributed.md, "models/research/slim").
 
     .venv/bin/python benchmarks/cluster_slim.py SLIM_DIR DATASET_DIR WORK_DIR [--steps 3]
         [--make-data]
