@@ -9,7 +9,8 @@
 - a `str` literal where a `BytesList` needs bytes (`BytesList(value=['jpeg'])`,
   `bytes_feature('png')`) becomes a bytes literal;
 - numpy's aliases of builtins that numpy 1.24 removed (`np.int`, `np.float`, `np.object`, ...)
-  become the builtins they stood for;
+  become the builtins they stood for, and the names numpy 2.0 removed for another name
+  (`np.NaN` -> `np.nan`, `np.string_` -> `np.bytes_`, ...) that name;
 - in a package (a folder with `__init__.py`), Python 2's implicit relative imports of sibling
   modules (`import fsns` beside `fsns.py`) become explicit: Python 2 took the sibling first, so
   the meaning is kept (not under `from __future__ import absolute_import`, which turned that
@@ -46,7 +47,17 @@ ABSTRACT_CLASSES = frozenset((
 _NUMPY_ALIASES = {'numpy.int': 'int', 'numpy.float': 'float', 'numpy.complex': 'complex',
                   'numpy.object': 'object', 'numpy.str': 'str', 'numpy.long': 'int',
                   'numpy.unicode': 'str'}
-_ALIASED = frozenset(name.split('.')[1] for name in _NUMPY_ALIASES)
+# numpy's names that numpy 2.0 removed for one of another name (its migration guide):
+# `np.NaN` -> `np.nan` (deeplab 2024's eval.py).
+_NUMPY_2_RENAMES = {
+    'numpy.NaN': 'nan', 'numpy.NAN': 'nan', 'numpy.Inf': 'inf', 'numpy.Infinity': 'inf',
+    'numpy.infty': 'inf', 'numpy.PINF': 'inf', 'numpy.float_': 'float64',
+    'numpy.complex_': 'complex128', 'numpy.cfloat': 'complex128', 'numpy.longfloat': 'longdouble',
+    'numpy.singlecomplex': 'complex64', 'numpy.clongfloat': 'clongdouble',
+    'numpy.longcomplex': 'clongdouble', 'numpy.string_': 'bytes_', 'numpy.unicode_': 'str_',
+    'numpy.product': 'prod', 'numpy.cumproduct': 'cumprod', 'numpy.sometrue': 'any',
+    'numpy.alltrue': 'all', 'numpy.round_': 'round'}
+_ALIASED = frozenset(name.split('.')[1] for name in [*_NUMPY_ALIASES, *_NUMPY_2_RENAMES])
 
 
 def _numpy():
@@ -117,6 +128,12 @@ class Py3Pass(SpellingAware, PortTransformer):
             self.note(CHANGED, original, f'{code_of(original)} -> {builtin} (numpy removed the '
                                          'alias of the builtin in 1.24)')
             return cst.Name(builtin)
+        renamed = _NUMPY_2_RENAMES.get(name or '')
+        if (renamed and original.attr.value not in vars(_numpy())
+                and renamed in vars(_numpy())):
+            self.note(CHANGED, original, f'{code_of(original)} -> {original.value.value}.'
+                                         f'{renamed} (numpy 2.0 removed the old name)')
+            return updated.with_changes(attr=cst.Name(renamed))
         return updated
 
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):

@@ -52,7 +52,9 @@ PASSES = (
     (Py3Pass, re.compile(
         r'\A(?=.*\bcollections\b)(?=.*\b(?:' + '|'.join(sorted(ABSTRACT_CLASSES)) + r')\b)'
         r'|\.read\(\)|(?i:bytes(_list)?_feature|byteslist)|\bcontextlib2\b'
-        r'|\b(?:np|numpy)\.(?:int|float|object|complex|long|unicode|str)\b'
+        r'|\b(?:np|numpy)\.(?:int|float|object|complex|long|unicode|str|NaN|NAN|Inf|Infinity'
+        r'|infty|PINF|float_|complex_|cfloat|longfloat|singlecomplex|clongfloat|longcomplex'
+        r'|string_|unicode_|product|cumproduct|sometrue|alltrue|round_)\b'
         r'|(?m:^[ \t]*import[ \t]+c?StringIO\b)', re.DOTALL)),
     (ResourceVariablesPass, re.compile(r'''['"]Variable(V2)?['"]''')),
     (EntryPass, re.compile(r'__main__|app\.run')),
