@@ -21,11 +21,12 @@ port. Prints one row per step: exit status, seconds, and the evidence of success
 checkpoint of the last step, the records written, the metric printed).
 
 What the repositories need beyond slimdata's own dependencies, on the PYTHONPATH of this
-command: attention_ocr, `tf-keras` (its LSTM cell, `slimdata.contrib.rnn`); the Object
+command: attention_ocr, `tf-keras` (its LSTM cell, `slimdata.contrib.rnn`); deeplab 2024,
+`tf-keras` installed when it is ported (Keras 2 as `tf.keras`, `slimdata.port.entry`); the Object
 Detection API, `grpcio-tools` (protoc, its install step) and `lxml` (its converter).
 
-A slim repository is also trained on a local ps + 2 workers cluster when
-`benchmarks/cluster_slim.py` (its `run_cluster_training`) is present.
+A slim repository is also trained on a local ps + 2 workers cluster, on the flowers records its
+own converter wrote, by `benchmarks/cluster_slim.py` (its `run_cluster_training`).
 """
 
 import argparse
