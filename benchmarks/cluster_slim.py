@@ -15,9 +15,10 @@ per-task wrapper would. The parameter server is ended by its pid; the workers mu
 themselves (a bound on each: `timeout`). The chief ends as it did on TensorFlow 1.x: its last
 checkpoint saved, then a RuntimeError after 120 s (KNOWN_SYNC_END), which the summary names.
 
-The ported slim of October 2019 needs one hand edit to train on a cluster: model_deploy's
-device chooser places only ops whose type starts with 'Variable' on the parameter servers,
-and today's variables are 'VarHandleOp's (docs/distributed.md, "models/research/slim").
+model_deploy's device chooser places ops whose type starts with 'Variable' on the parameter
+servers; today's variables are 'VarHandleOp's, and `slimdata port` makes the check accept them
+(slimdata/port/variables.py), so the ported slim trains here with no hand edit
+(docs/distributed.md, "models/research/slim").
 
     .venv/bin/python benchmarks/cluster_slim.py SLIM_DIR DATASET_DIR WORK_DIR [--steps 3]
         [--make-data]
@@ -63,7 +64,7 @@ def run_cluster_training(slim_dir: str, dataset_dir: str, work_dir: str, steps: 
     Args:
       slim_dir: the ported models/research/slim folder (holding train_image_classifier.py).
       dataset_dir: `slimdata convert image-folder` output of 5 classes (train-*.tfrecord,
-        labels.txt).
+        labels.txt), or slim's flowers converter's (flowers_train_*.tfrecord, labels.txt).
       work_dir: a folder for the records' slim names, the train dirs and the tasks' logs.
       steps: the global steps to train (`--max_number_of_steps`).
       model_name: a slim net (`--model_name`).
@@ -114,7 +115,12 @@ def run_cluster_training(slim_dir: str, dataset_dir: str, work_dir: str, steps: 
 
 def slim_named_records(dataset_dir: Path, folder: Path) -> Path:
     """`folder`, holding links to the train shards of `dataset_dir` under the names slim's
-    flowers descriptor globs (`flowers_train_00000-of-00002.tfrecord`) and its labels.txt."""
+    flowers descriptor globs (`flowers_train_00000-of-00002.tfrecord`) and its labels.txt;
+    or `dataset_dir` itself when it already holds such shards (slim's own flowers converter
+    wrote it, as benchmarks/port_corpus.py runs it)."""
+    if (sorted(dataset_dir.glob(f'{DATASET_NAME}_train_*.tfrecord'))
+            and (dataset_dir / 'labels.txt').is_file()):
+        return dataset_dir
     folder.mkdir(parents=True, exist_ok=True)
     shards = sorted(dataset_dir.glob('train-*.tfrecord'))
     if not shards or not (dataset_dir / 'labels.txt').is_file():

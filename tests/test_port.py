@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from slimdata.port import edits, tree
+from slimdata.port import edits, entry, names, tree
 from slimdata.records import example_schema, tfrecord
 
 FIXTURE = pathlib.Path(__file__).parent / 'port_fixture' / 'shapes_slim'
@@ -178,12 +178,13 @@ def test_tf_layers_dense_and_conv2d_translate_their_arguments():
     assert len(_kinds(notes, edits.CHANGED)) == 2
 
 
-def test_tf_layers_call_that_cannot_be_mapped_is_reported():
+def test_tf_layers_call_that_cannot_be_mapped_is_reported(monkeypatch):
     old = 'import tensorflow as tf\ny = tf.layers.batch_normalization(x, training=True)\n'
+    monkeypatch.setattr(names, 'is_module', lambda name: False)  # as without tf-keras
     code, notes = _port(old)
     assert code == old
     [note] = _kinds(notes, edits.NOT_PORTED)
-    assert note.line == 2 and 'tf.layers' in note.message
+    assert note.line == 2 and 'tf.layers' in note.message and 'tf-keras==' in note.message
 
 
 # -- Python 3 ------------------------------------------------------------------------------------
@@ -223,16 +224,75 @@ def test_str_literal_where_bytes_list_needs_bytes():
     assert namespace['g'] == b'jpeg'
 
 
+def test_python_2_string_io_holding_an_image_becomes_bytes_io():
+    old = ('import StringIO\nimport numpy as np\nfrom PIL import Image as PILImage\n\n\n'
+           'def encode(pixels):\n    buffer = StringIO.StringIO()\n'
+           "    PILImage.fromarray(pixels).save(buffer, 'PNG')\n    return buffer.getvalue()\n\n\n"
+           'def decode(data):\n    return np.asarray(PILImage.open(StringIO.StringIO(data)))\n')
+    code, notes = _port(old)
+    assert code.startswith('from io import BytesIO\n') and 'StringIO' not in code
+    assert [note.line for note in notes] == [1, 7, 13]
+    namespace = _run(code)
+    pixels = np.arange(48, dtype=np.uint8).reshape(4, 4, 3)
+    assert np.array_equal(np.asarray(Image.open(io.BytesIO(namespace['encode'](pixels)))),
+                          pixels)
+    assert np.array_equal(namespace['decode'](namespace['encode'](pixels)), pixels)
+
+
+def test_python_2_string_io_of_uncertain_use_is_reported():
+    old = 'import StringIO\n\n\ndef text():\n    return StringIO.StringIO()\n'
+    code, notes = _port(old)
+    assert code == old
+    [note] = _kinds(notes, edits.NOT_PORTED)
+    assert note.line == 1 and 'io.BytesIO' in note.message
+
+
 # -- the entry point ------------------------------------------------------------------------------
 
-def test_graph_mode_switched_on_where_a_script_starts_once():
+def test_graph_mode_switched_on_where_a_script_starts_once(monkeypatch):
     old = ('import tensorflow as tf\n\n\ndef main(_):\n    pass\n\n\n'
            "if __name__ == '__main__':\n    tf.app.run()\n")
+    monkeypatch.setattr(entry, 'is_module', lambda name: False)  # as without tf-keras
     code, notes = _port(old)
     assert code.startswith("import tensorflow as tf\nif __name__ == '__main__':  # TF1 "
                            'behaviour (slimdata port)\n    tf.compat.v1.disable_v2_behavior()\n'
                            '    tf.compat.v1.enable_resource_variables()\n')
+    assert 'pip install --no-deps "tf-keras==' in notes[0].message
     assert _port(code)[0] == code  # a second port adds nothing
+
+
+# A script of TF1 days mixing a Keras layer with TF1's tf.layers.Layer, as deeplab's
+# core/conv2d_ws.py does: Keras 3 has no tf.layers ("`Layer` is not available with Keras 3").
+KERAS_2_SCRIPT = """import tensorflow as tf
+
+
+class Conv2D(tf.keras.layers.Conv2D, tf.compat.v1.layers.Layer):
+    pass
+
+
+if __name__ == '__main__':
+    inputs = tf.compat.v1.placeholder(tf.float32, [1, 4, 4, 1])
+    outputs = Conv2D(2, 3)(inputs)
+    print(tf.keras.layers.Conv2D.__module__.split('.')[0], outputs.shape.as_list())
+"""
+
+
+def test_tf_keras_is_keras_2_in_a_ported_script(tmp_path):
+    pytest.importorskip('tf_keras')
+    script = tmp_path / 'script.py'
+    script.write_text(KERAS_2_SCRIPT)
+    environment = {key: value for key, value in os.environ.items()
+                   if key != 'TF_USE_LEGACY_KERAS'}
+    original = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                              env=environment, timeout=300, check=False)
+    assert original.returncode != 0 and 'not available with Keras 3' in original.stderr
+    code, notes = _port(KERAS_2_SCRIPT)
+    assert any('tf.keras is Keras 2 (tf-keras)' in note.message for note in notes)
+    script.write_text(code)
+    ported = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                            env=environment, timeout=300, check=False)
+    assert ported.returncode == 0, ported.stderr[-2000:]
+    assert ported.stdout.split('\n')[-2] == 'tf_keras [1, 2, 2, 2]'
 
 
 def test_comments_and_formatting_survive():

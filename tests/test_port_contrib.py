@@ -3,6 +3,8 @@ dropped, checked against their documented TF1 behaviour and values computed with
 
 import importlib.util
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -112,6 +114,16 @@ def test_tfprof_counts_the_trainable_parameters():
         options = dict(model_analyzer.TRAINABLE_VARS_PARAMS_STAT_OPTIONS, output='none')
         analysis = model_analyzer.print_model_analysis(graph, tfprof_options=options)
     assert analysis.total_parameters == 3 * 4 + 4
+
+
+def test_tfprof_package_has_model_analyzer_as_contrib_did():
+    """`from tensorflow.contrib import tfprof` then `tfprof.model_analyzer.*` (deeplab's eval),
+    in a fresh interpreter where nothing imported the submodule first."""
+    done = subprocess.run(
+        [sys.executable, '-c', 'from slimdata.contrib import tfprof\n'
+                               'print(callable(tfprof.model_analyzer.print_model_analysis))'],
+        capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0 and done.stdout.strip() == 'True', done.stderr[-2000:]
 
 
 # -- legacy_seq2seq: against numpy ------------------------------------------------------------

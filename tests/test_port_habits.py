@@ -38,6 +38,21 @@ def test_numpy_aliases_of_builtins_become_the_builtins():
     assert [note.line for note in notes] == [2, 3, 4]
 
 
+def test_names_numpy_2_removed_become_their_successors():
+    for old in ('NaN', 'string_', 'product'):
+        assert not hasattr(np, old)  # the original fails on this numpy
+    ported, notes, namespace = _port_and_run(
+        'import numpy as np\n'
+        'a = np.NaN\n'
+        'b = np.array(["x"], dtype=np.string_)\n'
+        'c = np.product([2, 3])\n'
+        'd = np.nan\n')
+    assert np.isnan(namespace['a']) and namespace['b'].dtype.kind == 'S'
+    assert namespace['c'] == 6
+    assert 'a = np.nan\n' in ported and 'd = np.nan\n' in ported
+    assert [note.line for note in notes] == [2, 3, 4]
+
+
 def test_contextlib2_becomes_contextlib_when_it_has_every_name():
     ported, notes, namespace = _port_and_run(
         'import contextlib2\n'

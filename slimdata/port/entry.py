@@ -5,7 +5,13 @@ TF1 scripts build graphs and run them in sessions, and read shapes the TF1 way
 `tf.compat.v1.disable_v2_behavior()` before anything builds a graph: graph mode, v1
 `TensorShape` (its `Dimension`s have `.value`), v1 control flow, tensors compared by identity
 (usable as dict keys), `tf2.enabled()` false - TensorFlow's own switch for "run this as TF1";
-then `enable_resource_variables()` (see TF1_BEHAVIOUR).
+then `enable_resource_variables()` (see TF1_BEHAVIOUR). When the `tf-keras` package is
+installed (where the port runs), first `os.environ.setdefault('TF_USE_LEGACY_KERAS', '1')`:
+TF1-era code's `tf.keras` was Keras 2, and TensorFlow decides which Keras `tf.keras` is at its
+first use, not at its import (measured on TensorFlow 2.21: set after `import tensorflow`, before
+any `tf.keras` or `tf.compat.v1.layers` access, `tf.keras` is tf-keras), so deeplab's
+`class Conv2D(tf.keras.layers.Conv2D, tf.layers.Layer)` is defined again. Without tf-keras the
+note says what to install.
 
 The pass puts it, guarded by `if __name__ == '__main__':`, right after the module-level
 statement that imports TensorFlow, in a file that is a script: one with an
@@ -25,6 +31,7 @@ from typing import Optional
 import libcst as cst
 
 from slimdata.port.edits import CHANGED, PortTransformer, code_of
+from slimdata.port.names import is_module
 from slimdata.port.spelling import SpellingAware
 
 #: The calls, under the file's TensorFlow alias. Resource variables stay: Keras 3 objects that
@@ -33,6 +40,11 @@ from slimdata.port.spelling import SpellingAware
 #: the same on either.
 TF1_BEHAVIOUR = ('compat.v1.disable_v2_behavior()', 'compat.v1.enable_resource_variables()')
 _SWITCHES = ('disable_v2_behavior', 'enable_eager_execution', 'enable_v2_behavior')
+#: The lines that make `tf.keras` Keras 2 (tf-keras), before anything uses it.
+KERAS_2 = ('import os', "os.environ.setdefault('TF_USE_LEGACY_KERAS', '1')  # tf.keras: Keras 2")
+_INSTALL_TF_KERAS = ("tf.keras stays Keras 3: TF1-era code's tf.keras was Keras 2; pip install "
+                     '--no-deps "tf-keras==<your TensorFlow version>.*" and run with '
+                     'TF_USE_LEGACY_KERAS=1 in the environment')
 _APP_RUN = ('tensorflow.app.run', 'absl.app.run')
 
 
@@ -77,9 +89,14 @@ class EntryPass(SpellingAware, PortTransformer):
             return updated
         for index, statement in enumerate(original.body):
             if _imports_tensorflow(statement):
+                keras_2 = is_module('tf_keras')
                 self.note(CHANGED, statement, f'{self.call} when run as a script, after the '
-                                              'TensorFlow import (TF1 behaviour)')
-                calls = ''.join(f'    {self.spelling.alias}.{call}\n' for call in TF1_BEHAVIOUR)
+                                              'TensorFlow import (TF1 behaviour)' + (
+                                                  '; tf.keras is Keras 2 (tf-keras)' if keras_2
+                                                  else f'; {_INSTALL_TF_KERAS}'))
+                lines = [*(KERAS_2 if keras_2 else ()),
+                         *(f'{self.spelling.alias}.{call}' for call in TF1_BEHAVIOUR)]
+                calls = ''.join(f'    {line}\n' for line in lines)
                 guard = cst.parse_statement(
                     f"if __name__ == '__main__':  # TF1 behaviour (slimdata port)\n{calls}")
                 body = list(updated.body)

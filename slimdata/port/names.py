@@ -26,6 +26,7 @@ from slimdata.port import rules
 from slimdata.port.edits import (
     CHANGED,
     NOT_PORTED,
+    TO_CHECK,
     Note,
     PortTransformer,
     code_of,
@@ -355,8 +356,7 @@ class NamesPass(SpellingAware, PortTransformer):
             if not (isinstance(parent, cst.Call) and parent.func is original):
                 # A call is ported or reported by leave_Call; any other use (a base class,
                 # `tf.layers.Layer`) has no tf_slim counterpart.
-                self.note(NOT_PORTED, original, f'{code_of(original)}: '
-                                                f'{rules.TF_LAYERS_UNPORTABLE}')
+                self._note_tf_layers(original, code_of(original))
             return updated
         if root.value in self.rebound or self._alias_target(original) is not None:
             if rules.successor(name) is not None and checked_successor(name) is None:
@@ -413,6 +413,13 @@ class NamesPass(SpellingAware, PortTransformer):
 
     # -- tf.layers ---------------------------------------------------------------------------
 
+    def _note_tf_layers(self, node: cst.CSTNode, what: str) -> None:
+        """A `tf.layers` use left as it is: it runs with Keras 2 as `tf.keras` (tf-keras)."""
+        if is_module('tf_keras'):
+            self.note(TO_CHECK, node, f'{what}: {rules.TF_LAYERS_WITH_KERAS_2}')
+        else:
+            self.note(NOT_PORTED, node, f'{what}: {rules.TF_LAYERS_UNPORTABLE}')
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         name = self.qualified_name(original.func)
         if not name or not name.startswith(_TF_LAYERS):
@@ -421,7 +428,7 @@ class NamesPass(SpellingAware, PortTransformer):
         port = rules.TF_LAYERS.get(layer)
         arguments = _layer_arguments(port, updated.args) if port else None
         if port is None or arguments is None:
-            self.note(NOT_PORTED, original, f'tf.layers.{layer}: {rules.TF_LAYERS_UNPORTABLE}')
+            self._note_tf_layers(original, f'tf.layers.{layer}')
             return updated
         self.need_import('import tf_slim')
         self.note(CHANGED, original, f'tf.layers.{layer}(...) -> {port.target}(...)')

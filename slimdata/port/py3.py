@@ -9,13 +9,20 @@
 - a `str` literal where a `BytesList` needs bytes (`BytesList(value=['jpeg'])`,
   `bytes_feature('png')`) becomes a bytes literal;
 - numpy's aliases of builtins that numpy 1.24 removed (`np.int`, `np.float`, `np.object`, ...)
-  become the builtins they stood for;
+  become the builtins they stood for, and the names numpy 2.0 removed for another name
+  (`np.NaN` -> `np.nan`, `np.string_` -> `np.bytes_`, ...) that name;
 - in a package (a folder with `__init__.py`), Python 2's implicit relative imports of sibling
   modules (`import fsns` beside `fsns.py`) become explicit: Python 2 took the sibling first, so
   the meaning is kept (not under `from __future__ import absolute_import`, which turned that
   off). In `__init__.py`, `from . import fsns`; in another module, which may also run as a
   script from its folder (where the sibling is top-level), `if __package__: from . import
   fsns` / `else: import fsns`;
+- `import StringIO` / `import cStringIO` (Python 2) holding bytes: when every
+  `StringIO.StringIO(...)` of the file is certainly bytes - its value is opened as an image
+  (`PIL.Image.open(StringIO.StringIO(data))`) or it is bound to a name that a `.save(name, ...)`
+  (PIL's, numpy's) writes into in the same function - the import becomes
+  `from io import BytesIO` and the calls `BytesIO(...)`; otherwise each use is reported
+  (`io.StringIO` holds text, `io.BytesIO` bytes);
 - `import contextlib2` (the Python 2 backport, which TF1-era code imports and seldom declares)
   becomes `import contextlib as contextlib2` when every name the file takes from it is in
   Python 3's `contextlib` (`ExitStack`, `suppress`, ...).
@@ -23,7 +30,7 @@
 
 import contextlib
 import re
-from typing import Dict, Optional, Set, Union
+from typing import Dict, List, Optional, Set, Tuple, TypeGuard, Union
 
 import libcst as cst
 from libcst.helpers import ensure_type
@@ -41,7 +48,17 @@ ABSTRACT_CLASSES = frozenset((
 _NUMPY_ALIASES = {'numpy.int': 'int', 'numpy.float': 'float', 'numpy.complex': 'complex',
                   'numpy.object': 'object', 'numpy.str': 'str', 'numpy.long': 'int',
                   'numpy.unicode': 'str'}
-_ALIASED = frozenset(name.split('.')[1] for name in _NUMPY_ALIASES)
+# numpy's names that numpy 2.0 removed for one of another name (its migration guide):
+# `np.NaN` -> `np.nan` (deeplab 2024's eval.py).
+_NUMPY_2_RENAMES = {
+    'numpy.NaN': 'nan', 'numpy.NAN': 'nan', 'numpy.Inf': 'inf', 'numpy.Infinity': 'inf',
+    'numpy.infty': 'inf', 'numpy.PINF': 'inf', 'numpy.float_': 'float64',
+    'numpy.complex_': 'complex128', 'numpy.cfloat': 'complex128', 'numpy.longfloat': 'longdouble',
+    'numpy.singlecomplex': 'complex64', 'numpy.clongfloat': 'clongdouble',
+    'numpy.longcomplex': 'clongdouble', 'numpy.string_': 'bytes_', 'numpy.unicode_': 'str_',
+    'numpy.product': 'prod', 'numpy.cumproduct': 'cumprod', 'numpy.sometrue': 'any',
+    'numpy.alltrue': 'all', 'numpy.round_': 'round'}
+_ALIASED = frozenset(name.split('.')[1] for name in [*_NUMPY_ALIASES, *_NUMPY_2_RENAMES])
 
 
 def _numpy():
@@ -112,6 +129,12 @@ class Py3Pass(SpellingAware, PortTransformer):
             self.note(CHANGED, original, f'{code_of(original)} -> {builtin} (numpy removed the '
                                          'alias of the builtin in 1.24)')
             return cst.Name(builtin)
+        renamed = _NUMPY_2_RENAMES.get(name or '')
+        if (renamed and original.attr.value not in vars(_numpy())
+                and renamed in vars(_numpy())):
+            self.note(CHANGED, original, f'{code_of(original)} -> {original.value.value}.'
+                                         f'{renamed} (numpy 2.0 removed the old name)')
+            return updated.with_changes(attr=cst.Name(renamed))
         return updated
 
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):
@@ -142,6 +165,11 @@ class Py3Pass(SpellingAware, PortTransformer):
         uses = _BackportUses()
         node.visit(uses)
         self.contextlib_names = uses.names
+        self.string_io = _StringIOUses(self)
+        node.visit(self.string_io)
+        # Bytes certain for every use (and the name free): the module is io.BytesIO.
+        self.bytes_io = (bool(self.string_io.calls) and 'BytesIO' not in node.code
+                         and all(self.string_io.calls.values()))
 
     # -- implicit relative imports ------------------------------------------------------------
 
@@ -200,6 +228,8 @@ class Py3Pass(SpellingAware, PortTransformer):
 
     def leave_Import(self, original: cst.Import, updated: cst.Import):
         names = [code_of(alias.name) for alias in original.names]
+        if names in (['StringIO'], ['cStringIO']) and original.names[0].asname is None:
+            return self._string_io_import(original, updated, names[0])
         if names != ['contextlib2'] or original.names[0].asname is not None:
             return updated
         missing = sorted(name for name in self.contextlib_names
@@ -212,6 +242,27 @@ class Py3Pass(SpellingAware, PortTransformer):
                                      "(Python 3's contextlib has every name used)")
         return ensure_type(cst.parse_statement('import contextlib as contextlib2\n'),
                            cst.SimpleStatementLine).body[0]
+
+    # -- StringIO holding bytes ---------------------------------------------------------------
+
+    def _string_io_import(self, original: cst.Import, updated: cst.Import, module: str):
+        if not self.string_io.calls:
+            return updated
+        if not self.bytes_io:
+            self.note(NOT_PORTED, original, f'import {module} (Python 2): io.StringIO holds '
+                                            'text, io.BytesIO bytes; which one each use needs '
+                                            'is not certain')
+            return updated
+        self.note(CHANGED, original, f'import {module} -> from io import BytesIO (every use '
+                                     'holds bytes: an image saved or opened)')
+        return ensure_type(cst.parse_statement('from io import BytesIO\n'),
+                           cst.SimpleStatementLine).body[0]
+
+    def _string_io_call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if not self.bytes_io or original not in self.string_io.calls:
+            return updated
+        self.note(CHANGED, original, f'{code_of(original.func)}(...) -> BytesIO(...)')
+        return updated.with_changes(func=cst.Name('BytesIO'))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scan_scope(node)
@@ -245,6 +296,8 @@ class Py3Pass(SpellingAware, PortTransformer):
         if original in self.text_reads:
             self.note(NOT_PORTED, original, 'a file read whole in text mode: if it is binary '
                                             "(an image), open it with mode 'rb'")
+        if original in self.string_io.calls:
+            return self._string_io_call(original, updated)
         return self._bytes_literals(original, updated)
 
     # -- str where bytes are needed ------------------------------------------------------------
@@ -351,6 +404,60 @@ class _BackportUses(cst.CSTVisitor):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if isinstance(node.value, cst.Name) and node.value.value == 'contextlib2':
             self.names.add(node.attr.value)
+
+
+class _StringIOUses(cst.CSTVisitor):
+    """Each `StringIO.StringIO(...)` / `cStringIO.StringIO(...)` call, and whether it certainly
+    holds bytes: opened by `PIL.Image.open`, or bound to a name that `.save(name, ...)` writes
+    into in the same function."""
+
+    def __init__(self, py3_pass: Py3Pass) -> None:
+        super().__init__()
+        self.py3_pass = py3_pass
+        self.calls: Dict[cst.Call, bool] = {}
+        self.scopes: List[Tuple[Dict[str, List[cst.Call]], Set[str]]] = []
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.scopes.append(({}, set()))
+
+    def leave_Module(self, original: cst.Module) -> None:
+        self._close_scope()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scopes.append(({}, set()))  # bound: name -> its StringIO calls; saved into
+
+    def leave_FunctionDef(self, original: cst.FunctionDef) -> None:
+        self._close_scope()
+
+    def _close_scope(self) -> None:
+        bound, saved = self.scopes.pop()
+        for name, calls in bound.items():
+            for call in calls:
+                self.calls[call] = self.calls[call] or name in saved
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        if isinstance(target, cst.Name) and _is_string_io(node.value):
+            self.scopes[-1][0].setdefault(target.value, []).append(node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if _is_string_io(node):
+            self.calls.setdefault(node, False)
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and node.args):
+            return
+        first = node.args[0].value
+        if func.attr.value == 'save' and isinstance(first, cst.Name):
+            self.scopes[-1][1].add(first.value)
+        elif (func.attr.value == 'open' and _is_string_io(first)
+              and self.py3_pass.qualified_name(func) == 'PIL.Image.open'):
+            self.calls[first] = True
+
+
+def _is_string_io(node: cst.CSTNode) -> TypeGuard[cst.Call]:
+    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == 'StringIO' and isinstance(node.func.value, cst.Name)
+            and node.func.value.value in ('StringIO', 'cStringIO'))
 
 
 def _names_in(node: cst.CSTNode) -> Set[str]:

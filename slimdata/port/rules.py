@@ -344,4 +344,10 @@ TF_LAYERS: Dict[str, LayerPort] = {
 #: Why a `tf.layers` name not in TF_LAYERS is not ported.
 TF_LAYERS_UNPORTABLE = ('tf.layers is gone with Keras 3 (tf.compat.v1.layers raises); this '
                         'layer has no tf_slim call with the same arguments that slimdata port '
-                        'knows')
+                        'knows; with tf-keras installed (pip install --no-deps '
+                        '"tf-keras==<your TensorFlow version>") and ported again, it runs')
+#: What to check about such a name when tf-keras is installed.
+TF_LAYERS_WITH_KERAS_2 = ("left as it is: it runs with Keras 2 as tf.keras, which the ported "
+                          'scripts choose (TF_USE_LEGACY_KERAS=1, tf-keras is installed); code '
+                          'that imports this module from elsewhere must set '
+                          'TF_USE_LEGACY_KERAS=1 before it first uses tf.keras')

@@ -41,6 +41,7 @@ from slimdata.port.entry import EntryPass
 from slimdata.port.names import NamesPass
 from slimdata.port.py3 import ABSTRACT_CLASSES, Py3Pass, imports_siblings
 from slimdata.port.report import FileReport, PortReport
+from slimdata.port.variables import ResourceVariablesPass
 
 #: The passes, in order, and what a file's text must match for the pass to have work in it
 #: (a pass's work is on names imported from modules named here, or on these calls). A pass
@@ -51,7 +52,11 @@ PASSES = (
     (Py3Pass, re.compile(
         r'\A(?=.*\bcollections\b)(?=.*\b(?:' + '|'.join(sorted(ABSTRACT_CLASSES)) + r')\b)'
         r'|\.read\(\)|(?i:bytes(_list)?_feature|byteslist)|\bcontextlib2\b'
-        r'|\b(?:np|numpy)\.(?:int|float|object|complex|long|unicode|str)\b', re.DOTALL)),
+        r'|\b(?:np|numpy)\.(?:int|float|object|complex|long|unicode|str|NaN|NAN|Inf|Infinity'
+        r'|infty|PINF|float_|complex_|cfloat|longfloat|singlecomplex|clongfloat|longcomplex'
+        r'|string_|unicode_|product|cumproduct|sometrue|alltrue|round_)\b'
+        r'|(?m:^[ \t]*import[ \t]+c?StringIO\b)', re.DOTALL)),
+    (ResourceVariablesPass, re.compile(r'''['"]Variable(V2)?['"]''')),
     (EntryPass, re.compile(r'__main__|app\.run')),
 )
 

@@ -4,6 +4,10 @@
 import contextlib
 from typing import Optional
 
+# An attribute of the package, as `tf.contrib.tfprof.model_analyzer` was: deeplab's eval.py
+# reaches it as `contrib_tfprof.model_analyzer` after `from tensorflow.contrib import tfprof`.
+from slimdata.contrib.tfprof import model_analyzer  # noqa: F401
+
 
 class ProfileContext(contextlib.AbstractContextManager):
     """`tf.contrib.tfprof.ProfileContext`: TensorFlow 2 has no public successor.
