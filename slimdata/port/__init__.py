@@ -3,13 +3,17 @@
 One command does what the porting guide lists, mechanically, in passes over each file's
 concrete syntax tree (LibCST), so comments and formatting survive:
 
-- `names`: data imports to slimdata; `tf.contrib.slim` / `contrib.framework` /
-  `contrib.layers` names to tf_slim's (the table in `rules`); private `tensorflow.python` calls
+- `names`: data imports to slimdata; `tf.contrib.*` names to their successors (the table in
+  `rules`; tf_slim, public TensorFlow, `slimdata.contrib`); private `tensorflow.python` calls
   to their public names; `tf.layers.*` calls to tf_slim layers;
-- `py3`: Python 3 breakages where the fix is certain (reported where it is not);
-- `entry`: `tf.compat.v1.disable_eager_execution()` where a TF1 script starts;
-- then TensorFlow's own `tf_upgrade_v2` for the TF1 calls (`upgrade_v2`).
+- `py3`: Python 3 and numpy 2 breakages where the fix is certain (reported where it is not);
+- `variables`: checks of a variable's op type also accept `VarHandleOp` (resource variables);
+- `entry`: TF1 behaviour where a TF1 script starts (`disable_v2_behavior()`, resource
+  variables, Keras 2 as `tf.keras` when tf-keras is installed);
+- then TensorFlow's own `tf_upgrade_v2` for the TF1 calls (`upgrade_v2`), whose imports that do
+  not resolve are put back (`imports`).
 
+Every pass sees TensorFlow under one name whatever the file's spelling (`spelling`).
 `tree.port_tree` runs them over a folder, writes the result whole or not at all (a copy built
 aside and renamed, or in place with a backup and a marker the same command resumes from), and
 returns the report (`report.PortReport`); `lines` carries line numbers through the edits and
