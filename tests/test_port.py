@@ -261,6 +261,32 @@ def test_graph_mode_switched_on_where_a_script_starts_once(monkeypatch):
     assert _port(code)[0] == code  # a second port adds nothing
 
 
+# A package run as `python -m pkg`: its __main__.py has no guard, and reads a shape TF1's way.
+PACKAGE_MAIN = """import tensorflow.compat.v1 as tf
+
+images = tf.placeholder(tf.float32, [None, 28, 28, 1])
+print('width', images.get_shape()[2].value)
+"""
+
+
+def test_a_package_main_without_a_guard_is_an_entry_point(tmp_path):
+    source, ported = tmp_path / 'src', tmp_path / 'ported'
+    (source / 'pkg').mkdir(parents=True)
+    (source / 'pkg' / '__init__.py').write_text('')
+    (source / 'pkg' / '__main__.py').write_text(PACKAGE_MAIN)
+
+    def run_package(root):
+        return subprocess.run([sys.executable, '-m', 'pkg'], cwd=root, capture_output=True,
+                              text=True, timeout=300, check=False)
+
+    original = run_package(source)
+    assert original.returncode != 0 and 'eager execution' in original.stderr
+    tree.port_tree(str(source), str(ported), tf_upgrade=None)
+    after = run_package(ported)
+    assert after.returncode == 0, after.stderr[-2000:]
+    assert after.stdout.splitlines()[-1] == 'width 28'
+
+
 # A script of TF1 days mixing a Keras layer with TF1's tf.layers.Layer, as deeplab's
 # core/conv2d_ws.py does: Keras 3 has no tf.layers ("`Layer` is not available with Keras 3").
 KERAS_2_SCRIPT = """import tensorflow as tf

@@ -15,7 +15,8 @@ note says what to install.
 
 The pass puts it, guarded by `if __name__ == '__main__':`, right after the module-level
 statement that imports TensorFlow, in a file that is a script: one with an
-`if __name__ == '__main__':` block or a module-level `tf.app.run()` / `absl.app.run(main)`.
+`if __name__ == '__main__':` block or a module-level `tf.app.run()` / `absl.app.run(main)`, or
+a package's `__main__.py` (`python -m package` runs it, with or without a guard).
 So it runs when the file runs as a script (`python train.py`, `python -m package.train`, and
 before `tf.app.run` calls `main`), before the script imports its own library modules, some of
 which decide at import time what to build (the Object Detection API's model builder imports
@@ -62,6 +63,11 @@ def _imports_tensorflow(statement: cst.CSTNode) -> bool:
     return False
 
 
+def is_package_main(path: str) -> bool:
+    """Whether `path` is a package's `__main__.py`, which `python -m package` runs."""
+    return path.rsplit('/', 1)[-1] == '__main__.py'
+
+
 def _is_main_guard(statement: cst.CSTNode) -> bool:
     if not isinstance(statement, cst.If):
         return False
@@ -72,9 +78,11 @@ def _is_main_guard(statement: cst.CSTNode) -> bool:
 class EntryPass(SpellingAware, PortTransformer):
     """Adds `tf.compat.v1.disable_v2_behavior()` where a TF1 script starts."""
 
-    def __init__(self, **_options) -> None:
+    def __init__(self, path: str = '', **_options) -> None:
         super().__init__()
         self.call: Optional[str] = None
+        # `python -m package` runs the package's __main__.py, guard or not: always a script.
+        self.package_main = is_package_main(path)
 
     def visit_Module(self, node: cst.Module) -> bool:
         spelling = self.learn_spelling(node)
@@ -84,8 +92,9 @@ class EntryPass(SpellingAware, PortTransformer):
         return False  # its work is all in leave_Module: the statements need no walk
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-        if self.call is None or not any(_is_main_guard(statement) or self._is_app_run(statement)
-                                        for statement in original.body):
+        if self.call is None or not (self.package_main or any(
+                _is_main_guard(statement) or self._is_app_run(statement)
+                for statement in original.body)):
             return updated
         for index, statement in enumerate(original.body):
             if _imports_tensorflow(statement):

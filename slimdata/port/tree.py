@@ -37,7 +37,7 @@ import libcst as cst
 from slimdata import progress
 from slimdata.port import lines, upgrade_v2
 from slimdata.port.edits import NOT_PORTED, Note, garbage_collection_paused, run_pass
-from slimdata.port.entry import EntryPass
+from slimdata.port.entry import EntryPass, is_package_main
 from slimdata.port.names import NamesPass
 from slimdata.port.py3 import ABSTRACT_CLASSES, Py3Pass, imports_siblings
 from slimdata.port.report import FileReport, PortReport
@@ -137,12 +137,19 @@ def _port_passes(code: str, report_unknown_contrib: bool, path: str = '',
                  paths: frozenset = frozenset()) -> List[_Stage]:
     stages = []
     for make_pass, trigger in PASSES:
-        # Python 2's implicit relative imports name no word: the pass looks for them itself.
-        if trigger.search(code) or (make_pass is Py3Pass and imports_siblings(code, path, paths)):
+        if trigger.search(code) or _has_work_unnamed(make_pass, code, path, paths):
             code, notes = run_pass(make_pass(report_unknown_contrib=report_unknown_contrib,
                                              path=path, paths=paths), code)
             stages.append(_Stage(code, notes))
     return stages
+
+
+def _has_work_unnamed(make_pass: type, code: str, path: str, paths: frozenset) -> bool:
+    """Work no word of the text names: Python 2's implicit relative imports (py3), a
+    package's `__main__.py`, a script whatever it holds (entry)."""
+    if make_pass is Py3Pass:
+        return imports_siblings(code, path, paths)
+    return make_pass is EntryPass and is_package_main(path)
 
 
 def _final_notes(original: str, stages: List[_Stage]) -> List[Note]:
