@@ -15,10 +15,10 @@ import json
 import os
 import pathlib
 import sys
-import tempfile
 
 from slimdata import progress
 from slimdata.cli import common
+from slimdata.records import fs
 
 
 def register(commands: argparse._SubParsersAction, selected: bool) -> None:
@@ -94,9 +94,5 @@ def _check_output_file(path: str) -> None:
 
 
 def _write_json(path: str, content: dict) -> None:
-    """The JSON report under a temporary name, renamed `path` when whole."""
-    target = pathlib.Path(path)
-    with tempfile.NamedTemporaryFile('w', dir=target.parent, prefix=f'.{target.name}.',
-                                     suffix='.tmp', delete=False, encoding='utf-8') as stream:
-        json.dump(content, stream, indent=1)
-    os.replace(stream.name, target)
+    """The JSON report, written whole or not at all (through slimdata's one I/O module)."""
+    fs.write_text_atomic(path, json.dumps(content, indent=1))
