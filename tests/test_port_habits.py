@@ -101,3 +101,93 @@ def test_implicit_relative_imports_of_a_package_init_run(tmp_path):
     done = subprocess.run([sys.executable, '-c', 'import fsns; print(fsns.value)'],
                           cwd=tmp_path / 'pkg', capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == '1', done.stderr
+
+
+# attention_ocr 2019's read_charset (datasets/fsns.py): a line of a text file, matched by a str
+# pattern, its group decoded as Python 2's bytes were.
+CHARSET_READER = '''import io
+import re
+
+PATTERN = re.compile(r'(\\d+)\\t(.+)')
+
+
+def read_charset(lines):
+    charset = {}
+    for line in lines:
+        m = PATTERN.match(line)
+        if m is None:
+            continue
+        charset[int(m.group(1))] = m.group(2).decode('utf-8')
+    return charset
+
+
+def first_number(data):
+    found = re.search(r'\\d+', data)
+    return found.group(0).decode('ascii')
+
+
+def bytes_number(data):
+    found = re.match(rb'(\\d+)', data)
+    return found.group(1).decode('ascii')
+
+
+charset = read_charset(io.StringIO('1\\t\\u00e4\\n2\\t<nul>\\n'))
+number = first_number('abc 42')
+from_bytes = bytes_number(b'7 days')
+'''
+
+
+def test_decode_of_a_str_pattern_match_is_dropped_and_a_bytes_one_kept():
+    with pytest.raises(AttributeError, match="'str' object has no attribute 'decode'"):
+        exec(compile(CHARSET_READER, 'm.py', 'exec'), {})  # noqa: S102
+    ported, notes, namespace = _port_and_run(CHARSET_READER)
+    assert namespace['charset'] == {1: '\u00e4', 2: '<nul>'}
+    assert namespace['number'] == '42' and namespace['from_bytes'] == '7'
+    assert "found.group(1).decode('ascii')" in ported  # a bytes pattern's match is bytes
+    assert [note.line for note in notes] == [13, 19]
+
+
+def test_decode_kept_where_the_match_name_has_another_binding():
+    code = ('import re\n'
+            "PATTERN = re.compile(r'(.+)')\n"
+            'def f(line, other):\n'
+            '    m = PATTERN.match(line)\n'
+            '    m = other\n'
+            "    return m.group(1).decode('utf-8')\n")
+    results, problems = tree.port_sources({'m.py': code}, tf_upgrade=None)
+    assert problems == [] and results['m.py'] == (code, [])
+
+
+DICT_ITERATORS = '''scores = {'a': 1, 'b': 2}
+pairs = []
+for name, value in scores.iteritems():
+    pairs.append((name, value))
+total = sum(value for value in scores.itervalues())
+names = sorted(scores.iterkeys())
+first = next(scores.iteritems())
+updates = scores.values()
+count = len(scores.keys())
+found = 'a' in scores.keys()
+'''
+
+
+def test_python_2_dict_iterators_become_views_or_iterators():
+    with pytest.raises(AttributeError, match='iteritems'):
+        exec(compile(DICT_ITERATORS, 'm.py', 'exec'), {})  # noqa: S102
+    ported, notes, namespace = _port_and_run(DICT_ITERATORS)
+    assert namespace['pairs'] == [('a', 1), ('b', 2)] and namespace['total'] == 3
+    assert namespace['names'] == ['a', 'b'] and namespace['first'] == ('a', 1)
+    assert 'for name, value in scores.items():' in ported
+    assert 'sum(value for value in scores.values())' in ported
+    assert 'sorted(iter(scores.keys()))' in ported and 'next(iter(scores.items()))' in ported
+    # Written for Python 2, where keys(), values() and items() were lists: where the list may
+    # matter it is one again; where a view serves as well, it is left.
+    assert namespace['updates'] == [1, 2] and 'updates = list(scores.values())' in ported
+    assert 'count = len(scores.keys())' in ported and "found = 'a' in scores.keys()" in ported
+    assert [note.line for note in notes] == [3, 5, 6, 7, 8]
+
+
+def test_views_kept_in_a_file_written_for_python_3():
+    code = 'scores = {1: 2}\nupdates = scores.values()\n'
+    results, _ = tree.port_sources({'m.py': code}, tf_upgrade=None)
+    assert results['m.py'] == (code, [])

@@ -12,6 +12,7 @@ from typing import ClassVar, Collection, Dict, Iterator, List, Optional, Sequenc
 
 import libcst as cst
 from libcst.metadata import (
+    BaseAssignment,
     MetadataWrapper,
     ParentNodeProvider,
     PositionProvider,
@@ -83,6 +84,11 @@ class PortTransformer(cst.CSTTransformer):
         if found is _NO_DEFAULT:
             raise KeyError(f'no {key.__name__} metadata for {type(node).__name__}')
         return found
+
+    def bindings(self, name: cst.Name) -> Collection[BaseAssignment]:
+        """Every binding of `name` visible where it is used (LibCST's scope analysis)."""
+        scope = self._resolved(ScopeProvider).get(name)
+        return scope[name.value] if scope is not None else ()
 
     def _resolved(self, key):
         """The metadata of `key` for the whole module, computed on first use."""

@@ -23,6 +23,19 @@
   (PIL's, numpy's) writes into in the same function - the import becomes
   `from io import BytesIO` and the calls `BytesIO(...)`; otherwise each use is reported
   (`io.StringIO` holds text, `io.BytesIO` bytes);
+- `.decode(...)` on a group of a match of a str pattern (`m.group(2).decode('utf-8')`, where
+  `m` is only ever bound to `PATTERN.match(line)` / `re.match(r'...', line)` and `PATTERN`
+  only to `re.compile(r'...')`): in Python 2 the line was bytes; in Python 3 a str pattern
+  matches only str, whose groups are text with no `decode`, so the call is dropped. Any other
+  binding of either name leaves it as it is;
+- Python 2's dict iterators: `d.iteritems()` / `itervalues()` / `iterkeys()` -> `d.items()` /
+  `values()` / `keys()` where they are iterated (a `for` loop, a comprehension), else
+  `iter(d.items())`, as 2to3 does (no Python 3 mapping has them; pandas renamed its
+  `iteritems` to `items` too); and in a file that uses those iterators (written for Python 2,
+  where `keys()` / `values()` / `items()` returned lists) `d.values()` -> `list(d.values())`
+  where the list may matter (returned, passed on: attention_ocr 2019 returns its update ops
+  as `names_to_updates.values()` for `session.run`), not where a loop, a comprehension, `in`
+  or a function such as `sorted` or `len` consumes it;
 - `import contextlib2` (the Python 2 backport, which TF1-era code imports and seldom declares)
   becomes `import contextlib as contextlib2` when every name the file takes from it is in
   Python 3's `contextlib` (`ExitStack`, `suppress`, ...).
@@ -30,10 +43,11 @@
 
 import contextlib
 import re
-from typing import Dict, List, Optional, Set, Tuple, TypeGuard, Union
+from typing import Callable, Dict, List, Optional, Set, Tuple, TypeGuard, Union
 
 import libcst as cst
 from libcst.helpers import ensure_type
+from libcst.metadata import Assignment, ParentNodeProvider
 
 from slimdata.port.edits import CHANGED, NOT_PORTED, PortTransformer, code_of
 from slimdata.port.spelling import SpellingAware
@@ -165,6 +179,10 @@ class Py3Pass(SpellingAware, PortTransformer):
         uses = _BackportUses()
         node.visit(uses)
         self.contextlib_names = uses.names
+        self.python_2_dicts = bool(_PYTHON_2_DICTS.search(node.code))
+        assignments = _SimpleAssignments()
+        node.visit(assignments)
+        self.assigned = assignments.values
         self.string_io = _StringIOUses(self)
         node.visit(self.string_io)
         # Bytes certain for every use (and the name free): the module is io.BytesIO.
@@ -280,6 +298,18 @@ class Py3Pass(SpellingAware, PortTransformer):
                 self.text_reads.add(call)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if _is_dict_iterator(original):
+            return self._dict_iterator(original, updated)
+        if self.python_2_dicts and _is_dict_view(original) and not self._consumed(original):
+            self.note(CHANGED, original, f'{code_of(original)} -> list({code_of(original)}) '
+                                         '(a list in Python 2, which this file was written for)')
+            return cst.Call(func=cst.Name('list'), args=[cst.Arg(updated)])
+        if self._decodes_text(original):
+            group = ensure_type(original.func, cst.Attribute).value
+            self.note(CHANGED, original, f'{code_of(original)} -> {code_of(group)}: a str '
+                                         "pattern's match is text in Python 3 (a str has no "
+                                         'decode)')
+            return ensure_type(updated.func, cst.Attribute).value
         if original in self.binary_reads:
             mode = _mode_argument(original)
             new_mode = cst.SimpleString("'rb'")
@@ -299,6 +329,74 @@ class Py3Pass(SpellingAware, PortTransformer):
         if original in self.string_io.calls:
             return self._string_io_call(original, updated)
         return self._bytes_literals(original, updated)
+
+    # -- Python 2's dict iterators ----------------------------------------------------------
+
+    def _dict_iterator(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        func = ensure_type(updated.func, cst.Attribute)
+        view = _DICT_ITERATORS[func.attr.value]
+        call = updated.with_changes(func=func.with_changes(attr=cst.Name(view)))
+        parent = self.get_metadata(ParentNodeProvider, original, None)
+        iterated = isinstance(parent, (cst.For, cst.CompFor)) and parent.iter is original
+        new = call if iterated else cst.Call(func=cst.Name('iter'), args=[cst.Arg(call)])
+        self.note(CHANGED, original, f'{code_of(original)} -> {code_of(new)} (Python 3 dicts '
+                                     f'have no {func.attr.value})')
+        return new
+
+    def _consumed(self, call: cst.Call) -> bool:
+        """Whether `call`'s value is only iterated once, where a view does what a list did: a
+        `for` loop, a comprehension, `in`, or the argument of a function such as `sorted`."""
+        parent = self.get_metadata(ParentNodeProvider, call, None)
+        if isinstance(parent, (cst.For, cst.CompFor)):
+            return parent.iter is call
+        if isinstance(parent, cst.ComparisonTarget):
+            return isinstance(parent.operator, (cst.In, cst.NotIn))
+        if isinstance(parent, cst.Arg):
+            caller = self.get_metadata(ParentNodeProvider, parent, None)
+            return (isinstance(caller, cst.Call) and isinstance(caller.func, cst.Name)
+                    and caller.func.value in _CONSUMERS)
+        return False
+
+    # -- .decode() of a str pattern's match --------------------------------------------------
+
+    def _decodes_text(self, call: cst.Call) -> bool:
+        """Whether `call` is `NAME.group(...).decode(...)` with NAME only ever a match of a str
+        pattern."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == 'decode'
+                and isinstance(func.value, cst.Call)
+                and isinstance(func.value.func, cst.Attribute)
+                and func.value.func.attr.value == 'group'
+                and isinstance(func.value.func.value, cst.Name)):
+            return False
+        return self._only_bound_to(func.value.func.value, self._is_text_match)
+
+    def _only_bound_to(self, name: cst.Name, is_value: Callable[[cst.BaseExpression], bool]
+                       ) -> bool:
+        """Whether every binding of `name` where it is used is `name = value` with
+        `is_value(value)` (a parameter, loop variable, import or other binding: False)."""
+        bindings = self.bindings(name)
+        return bool(bindings) and all(
+            isinstance(binding, Assignment) and isinstance(binding.node, cst.Name)
+            and binding.node in self.assigned
+            and is_value(self.assigned[binding.node]) for binding in bindings)
+
+    def _is_text_match(self, value: cst.BaseExpression) -> bool:
+        """`re.match(r'...', s)` (search, fullmatch) or `PATTERN.match(s)` with PATTERN only
+        ever a compiled str pattern."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value in _MATCHERS and value.args):
+            return False
+        if self.qualified_name(value.func) == f're.{value.func.attr.value}':
+            return _is_text_literal(value.args[0].value)
+        pattern = value.func.value
+        return isinstance(pattern, cst.Name) and self._only_bound_to(pattern,
+                                                                     self._is_text_pattern)
+
+    def _is_text_pattern(self, value: cst.BaseExpression) -> bool:
+        return (isinstance(value, cst.Call) and bool(value.args)
+                and self.qualified_name(value.func) == 're.compile'
+                and _is_text_literal(value.args[0].value))
 
     # -- str where bytes are needed ------------------------------------------------------------
 
@@ -392,6 +490,45 @@ def _sibling(folder: str, other: str) -> str:
     if name == '__init__.py' and grand == folder and parent and parent != folder:
         return package
     return ''
+
+
+_DICT_ITERATORS = {'iteritems': 'items', 'itervalues': 'values', 'iterkeys': 'keys'}
+_PYTHON_2_DICTS = re.compile(r'\.iter(?:items|values|keys)\(\)')
+
+
+def _is_dict_iterator(call: cst.Call) -> bool:
+    return (isinstance(call.func, cst.Attribute) and call.func.attr.value in _DICT_ITERATORS
+            and not call.args)
+
+
+_DICT_VIEWS = frozenset(_DICT_ITERATORS.values())
+# Functions that consume an iterable once: a view serves them as a list did.
+_CONSUMERS = frozenset(('list', 'tuple', 'set', 'frozenset', 'sorted', 'iter', 'len', 'sum',
+                        'min', 'max', 'any', 'all', 'enumerate', 'zip', 'dict', 'map', 'filter'))
+
+
+def _is_dict_view(call: cst.Call) -> bool:
+    return (isinstance(call.func, cst.Attribute) and call.func.attr.value in _DICT_VIEWS
+            and not call.args)
+
+
+_MATCHERS = frozenset(('match', 'search', 'fullmatch'))
+
+
+def _is_text_literal(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.SimpleString) and 'b' not in node.prefix.lower()
+
+
+class _SimpleAssignments(cst.CSTVisitor):
+    """The value of every `NAME = value` (one target), by the target's Name node."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.values: Dict[cst.Name, cst.BaseExpression] = {}
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            self.values[node.targets[0].target] = node.value
 
 
 class _BackportUses(cst.CSTVisitor):

@@ -55,7 +55,8 @@ PASSES = (
         r'|\b(?:np|numpy)\.(?:int|float|object|complex|long|unicode|str|NaN|NAN|Inf|Infinity'
         r'|infty|PINF|float_|complex_|cfloat|longfloat|singlecomplex|clongfloat|longcomplex'
         r'|string_|unicode_|product|cumproduct|sometrue|alltrue|round_)\b'
-        r'|(?m:^[ \t]*import[ \t]+c?StringIO\b)', re.DOTALL)),
+        r'|(?m:^[ \t]*import[ \t]+c?StringIO\b)'
+        r'|\A(?=.*\.group\()(?=.*\.decode\()|\.iter(?:items|values|keys)\(\)', re.DOTALL)),
     (ResourceVariablesPass, re.compile(r'''['"]Variable(V2)?['"]''')),
     (EntryPass, re.compile(r'__main__|app\.run')),
 )
