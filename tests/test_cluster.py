@@ -11,7 +11,6 @@ each worker read is checked against the files' contents.
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,9 @@ from pathlib import Path
 import pytest
 
 from test_workers import make_files
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / 'benchmarks'))
+from cluster_slim import free_ports  # noqa: E402 (the benchmark's; its imports are stdlib)
 
 pytestmark = pytest.mark.slow
 
@@ -30,16 +32,6 @@ TOTAL = sum(SHARDS)
 #: Worker i's share with `num_workers=2`: the sorted files i and i + 2, read in order.
 SHARES = [list(range(0, 30)) + list(range(60, 90)), list(range(30, 60)) + list(range(90, 120))]
 WAITING_FOR_THE_CHIEF = 'Waiting for model to be ready'
-
-
-def free_ports(count):
-    sockets = [socket.socket() for _ in range(count)]
-    for sock in sockets:
-        sock.bind(('127.0.0.1', 0))
-    ports = [sock.getsockname()[1] for sock in sockets]
-    for sock in sockets:
-        sock.close()
-    return ports
 
 
 class Task:

@@ -145,19 +145,6 @@ def import_statement(module: str, name: str, bound: str) -> str:
     return f'from {module} import {name}{alias}' if module else f'import {name}{alias}'
 
 
-def tensorflow_alias(module: cst.Module) -> Optional[str]:
-    """The name a module-level `import tensorflow [as X]` binds, or None."""
-    for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.Import):
-                for alias in small.names:
-                    if code_of(alias.name) == 'tensorflow':
-                        return alias.evaluated_alias or 'tensorflow'
-    return None
-
-
 def _is_import(statement: cst.CSTNode) -> bool:
     return (isinstance(statement, cst.SimpleStatementLine)
             and all(isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body))

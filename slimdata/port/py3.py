@@ -42,8 +42,9 @@
 """
 
 import contextlib
+import functools
 import re
-from typing import Callable, Dict, List, Optional, Set, Tuple, TypeGuard, Union
+from typing import Callable, Collection, Dict, List, Optional, Set, Tuple, TypeGuard, Union
 
 import libcst as cst
 from libcst.helpers import ensure_type
@@ -179,10 +180,8 @@ class Py3Pass(SpellingAware, PortTransformer):
         uses = _BackportUses()
         node.visit(uses)
         self.contextlib_names = uses.names
-        self.python_2_dicts = bool(_PYTHON_2_DICTS.search(node.code))
-        assignments = _SimpleAssignments()
-        node.visit(assignments)
-        self.assigned = assignments.values
+        self.python_2_dicts = bool(PYTHON_2_DICTS.search(node.code))
+        self.module = node
         self.string_io = _StringIOUses(self)
         node.visit(self.string_io)
         # Bytes certain for every use (and the name free): the module is io.BytesIO.
@@ -298,9 +297,10 @@ class Py3Pass(SpellingAware, PortTransformer):
                 self.text_reads.add(call)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        if _is_dict_iterator(original):
+        if _calls_method(original, _DICT_ITERATORS):
             return self._dict_iterator(original, updated)
-        if self.python_2_dicts and _is_dict_view(original) and not self._consumed(original):
+        if (self.python_2_dicts and _calls_method(original, _DICT_VIEWS)
+                and not self._consumed(original)):
             self.note(CHANGED, original, f'{code_of(original)} -> list({code_of(original)}) '
                                          '(a list in Python 2, which this file was written for)')
             return cst.Call(func=cst.Name('list'), args=[cst.Arg(updated)])
@@ -380,6 +380,13 @@ class Py3Pass(SpellingAware, PortTransformer):
             isinstance(binding, Assignment) and isinstance(binding.node, cst.Name)
             and binding.node in self.assigned
             and is_value(self.assigned[binding.node]) for binding in bindings)
+
+    @functools.cached_property
+    def assigned(self) -> Dict[cst.Name, cst.BaseExpression]:
+        """The module's simple assignments, found once a `decode` asks (few files have one)."""
+        assignments = _SimpleAssignments()
+        self.module.visit(assignments)
+        return assignments.values
 
     def _is_text_match(self, value: cst.BaseExpression) -> bool:
         """`re.match(r'...', s)` (search, fullmatch) or `PATTERN.match(s)` with PATTERN only
@@ -493,11 +500,12 @@ def _sibling(folder: str, other: str) -> str:
 
 
 _DICT_ITERATORS = {'iteritems': 'items', 'itervalues': 'values', 'iterkeys': 'keys'}
-_PYTHON_2_DICTS = re.compile(r'\.iter(?:items|values|keys)\(\)')
+PYTHON_2_DICTS = re.compile(r'\.iter(?:items|values|keys)\(\)')
 
 
-def _is_dict_iterator(call: cst.Call) -> bool:
-    return (isinstance(call.func, cst.Attribute) and call.func.attr.value in _DICT_ITERATORS
+def _calls_method(call: cst.Call, names: Collection[str]) -> bool:
+    """Whether `call` is `x.NAME()` with NAME in `names`, without arguments."""
+    return (isinstance(call.func, cst.Attribute) and call.func.attr.value in names
             and not call.args)
 
 
@@ -505,11 +513,6 @@ _DICT_VIEWS = frozenset(_DICT_ITERATORS.values())
 # Functions that consume an iterable once: a view serves them as a list did.
 _CONSUMERS = frozenset(('list', 'tuple', 'set', 'frozenset', 'sorted', 'iter', 'len', 'sum',
                         'min', 'max', 'any', 'all', 'enumerate', 'zip', 'dict', 'map', 'filter'))
-
-
-def _is_dict_view(call: cst.Call) -> bool:
-    return (isinstance(call.func, cst.Attribute) and call.func.attr.value in _DICT_VIEWS
-            and not call.args)
 
 
 _MATCHERS = frozenset(('match', 'search', 'fullmatch'))

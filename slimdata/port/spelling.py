@@ -18,14 +18,10 @@ from typing import FrozenSet, Optional
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
-from slimdata.port.edits import PortTransformer
+from slimdata.port.edits import PortTransformer, code_of
 
 COMPAT_V1 = 'tensorflow.compat.v1'
 _TENSORFLOW_MODULES = ('tensorflow', COMPAT_V1, 'tensorflow.compat.v2')
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,14 +55,14 @@ def _module_imports(module: cst.Module):
         for small in statement.body:
             if isinstance(small, cst.Import):
                 for alias in small.names:
-                    name = _code(alias.name)
+                    name = code_of(alias.name)
                     if name in _TENSORFLOW_MODULES:
                         yield name, alias.evaluated_alias or name.split('.')[0]
             elif (isinstance(small, cst.ImportFrom) and small.module is not None
-                  and not small.relative and _code(small.module) == 'tensorflow.compat'
+                  and not small.relative and code_of(small.module) == 'tensorflow.compat'
                   and not isinstance(small.names, cst.ImportStar)):
                 for alias in small.names:
-                    version = _code(alias.name)
+                    version = code_of(alias.name)
                     if version in ('v1', 'v2'):
                         yield (f'tensorflow.compat.{version}',
                                alias.evaluated_alias or version)
@@ -79,7 +75,7 @@ def _compat_assignments(module: cst.Module, tensorflow_names: FrozenSet[str]):
                 and isinstance(statement.body[0], cst.Assign)):
             continue
         assign = statement.body[0]
-        value = _code(assign.value).replace(' ', '')
+        value = code_of(assign.value).replace(' ', '')
         root, _, rest = value.partition('.')
         if root in tensorflow_names and rest == 'compat.v1':
             for target in assign.targets:

@@ -39,7 +39,7 @@ from slimdata.port import lines, upgrade_v2
 from slimdata.port.edits import NOT_PORTED, Note, garbage_collection_paused, run_pass
 from slimdata.port.entry import EntryPass, is_package_main
 from slimdata.port.names import NamesPass
-from slimdata.port.py3 import ABSTRACT_CLASSES, Py3Pass, imports_siblings
+from slimdata.port.py3 import ABSTRACT_CLASSES, PYTHON_2_DICTS, Py3Pass, imports_siblings
 from slimdata.port.report import FileReport, PortReport
 from slimdata.port.variables import ResourceVariablesPass
 
@@ -56,7 +56,7 @@ PASSES = (
         r'|infty|PINF|float_|complex_|cfloat|longfloat|singlecomplex|clongfloat|longcomplex'
         r'|string_|unicode_|product|cumproduct|sometrue|alltrue|round_)\b'
         r'|(?m:^[ \t]*import[ \t]+c?StringIO\b)'
-        r'|\A(?=.*\.group\()(?=.*\.decode\()|\.iter(?:items|values|keys)\(\)', re.DOTALL)),
+        r'|\A(?=.*\.group\()(?=.*\.decode\()|' + PYTHON_2_DICTS.pattern, re.DOTALL)),
     (ResourceVariablesPass, re.compile(r'''['"]Variable(V2)?['"]''')),
     (EntryPass, re.compile(r'__main__|app\.run')),
 )
