@@ -31,6 +31,11 @@ from slimdata.records import fs, images
 T = TypeVar('T')
 
 
+class UnknownSplitError(ValueError):
+    """A split asked for that the source does not hold: a usage error (exit status 2 from
+    `slimdata convert`, as from `slimdata show`), naming the splits the source holds."""
+
+
 @dataclasses.dataclass(frozen=True)
 class SourcePolicy:
     """How a converter reads its source files; picklable, so workers read the same way.
@@ -219,7 +224,7 @@ def select_splits(available: Sequence[str], splits: Optional[Union[str, Sequence
       source: the source folder or list, named when a split is not in it.
 
     Raises:
-      ValueError: naming the split asked for and the splits `source` holds.
+      UnknownSplitError: naming the split asked for and the splits `source` holds.
     """
     if splits is None:
         return list(available)
@@ -228,7 +233,7 @@ def select_splits(available: Sequence[str], splits: Optional[Union[str, Sequence
         raise ValueError(f'no split asked for; {source} holds {list(available)}')
     unknown = [split for split in asked if split not in available]
     if unknown:
-        raise ValueError(f'split {unknown[0]!r} is not in {source}; it holds '
+        raise UnknownSplitError(f'split {unknown[0]!r} is not in {source}; it holds '
                          f'{list(available)}')
     return [split for split in available if split in asked]
 

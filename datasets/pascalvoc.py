@@ -228,8 +228,9 @@ def read_image_ids(voc_folder: str, split: str,
     if not fs.exists(list_file):
         known = sorted(name[:-4] for name in (fs.listdir(main_dir) if fs.isdir(main_dir) else [])
                        if name.endswith('.txt') and '_' not in name)
-        raise ValueError(f'{list_file} does not exist: no split {split!r} in {voc_folder}; '
-                         f'the splits there are {known}')
+        raise convert_utils.UnknownSplitError(
+            f'{list_file} does not exist: no split {split!r} in {voc_folder}; '
+            f'the splits there are {known}')
     image_ids: List[str] = []
     line_of_id: Dict[str, int] = {}
     for line_number, line in convert_utils.read_text_lines(list_file, policy,

@@ -339,8 +339,8 @@ def list_voc_seg(voc_folder: str, split: str, label_dir: str,
     list_file = os.path.join(list_dir, f'{split}.txt')
     if not fs.exists(list_file):
         available = [name[:-4] for name in _listdir(list_dir) if name.endswith('.txt')]
-        raise ValueError(f'no list file {list_file} for split {split!r}; '
-                         f'lists in {list_dir}: {available}')
+        raise convert_utils.UnknownSplitError(f'no list file {list_file} for split {split!r}; '
+                                              f'lists in {list_dir}: {available}')
     sources = []
     for line_number, line in convert_utils.read_text_lines(list_file, policy,
                                                            'a text file of image ids'):
@@ -394,8 +394,8 @@ def list_ade20k(src: str, split: str) -> List[SegmentationSource]:
       ValueError: for an unknown split, a missing folder, no images, or a missing label.
     """
     if split not in ADE20K_FOLDERS:
-        raise ValueError(f'unknown ADE20K split {split!r}; expected one of '
-                         f'{sorted(ADE20K_FOLDERS)}')
+        raise convert_utils.UnknownSplitError(f'unknown ADE20K split {split!r}; expected one '
+                                              f'of {sorted(ADE20K_FOLDERS)}')
     folder = ADE20K_FOLDERS[split]
     image_root = os.path.join(src, 'images', folder)
     if not fs.isdir(image_root):
@@ -513,9 +513,9 @@ def convert_cityscapes(src: str, output_dir: str,
         source_split = {record: source for source, record in CITYSCAPES_SPLITS.items()}.get(
             split, split)
         if source_split not in CITYSCAPES_SPLITS:
-            raise ValueError(f'unknown Cityscapes split {split!r}; expected one of '
-                             f'{sorted(CITYSCAPES_SPLITS)} (or '
-                             f'{sorted(CITYSCAPES_SPLITS.values())})')
+            raise convert_utils.UnknownSplitError(
+                f'unknown Cityscapes split {split!r}; expected one of '
+                f'{sorted(CITYSCAPES_SPLITS)} (or {sorted(CITYSCAPES_SPLITS.values())})')
         by_record_split[CITYSCAPES_SPLITS[source_split]] = list_cityscapes(src, source_split)
     published = PUBLISHED_DATASETS['cityscapes']
     return _convert('cityscapes', by_record_split, output_dir, published.num_classes,

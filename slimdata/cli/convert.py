@@ -83,7 +83,8 @@ def register(commands: argparse._SubParsersAction, selected: bool) -> None:
 
 
 def run(kind: str, args: argparse.Namespace) -> int:
-    """Runs KIND's converter; bad input is one line naming the file, exit status 1.
+    """Runs KIND's converter; bad input is one line naming the file, exit status 1; a split
+    the source does not hold is a usage error (status 2), as for the other commands.
 
     ValueError: bad input or a refused re-run (the converters' errors, which name the file);
     OSError: an I/O error naming the file (a full disk); RuntimeError: another conversion
@@ -92,6 +93,7 @@ def run(kind: str, args: argparse.Namespace) -> int:
     after Ctrl-C, SIGTERM or SIGHUP.
     """
     from slimdata.cli import convert_options
+    from slimdata.datasets import convert_utils
     module = importlib.import_module(f'slimdata.datasets.{CONVERTERS[kind].module}')
     convert = getattr(module, converter_function(kind))
     try:
@@ -103,6 +105,8 @@ def run(kind: str, args: argparse.Namespace) -> int:
         if left:
             print(f'slimdata convert {kind}: {left}', file=sys.stderr)
         raise  # the command line says how it was stopped, with its exit status
+    except convert_utils.UnknownSplitError as error:
+        raise common.CommandLineError(str(error)) from error  # a usage error: exit status 2
     except (ValueError, OSError, RuntimeError) as error:
         print(f'slimdata convert {kind}: error: {error}', file=sys.stderr)
         left = what_is_left(args.output_dir, error)
@@ -111,8 +115,9 @@ def run(kind: str, args: argparse.Namespace) -> int:
         return 1
     for summary in summaries.values():
         progress.result(summary.format())
-    progress.result(f'\nthe records are in {args.output_dir} (with dataset_info.json); next: '
-                    f'slimdata verify {args.output_dir}')
+    if not progress.is_quiet():  # a hint, not a result: -q leaves the summaries alone
+        progress.result(f'\nthe records are in {args.output_dir} (with dataset_info.json); '
+                        f'next: slimdata verify {args.output_dir}')
     return 0
 
 

@@ -64,7 +64,8 @@ def run_jobs(jobs: List[ShardJob], encode: Callable, split: str, beam_options: S
     output_dir = os.path.dirname(jobs[0].path)
     staging = os.path.join(output_dir, f'{_STAGING_PREFIX}{split}-{os.getpid()}')
     pieces = _pieces(jobs)
-    progress.info(f'{split}: {len(jobs)} shards in {len(pieces)} pieces to a Beam pipeline '
+    progress.info(f'{split}: {progress.plural(len(jobs), "shard")} in '
+                  f'{progress.plural(len(pieces), "piece")} to a Beam pipeline '
                   f'({" ".join(beam_options)})')
     fs.makedirs(staging)
     try:
