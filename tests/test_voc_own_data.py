@@ -394,3 +394,38 @@ def test_bad_segmentation_classes(tmp_path, capsys, spec, extra, message):
                      str(tmp_path / 'out'), '--split', 'train', '--classes', spec,
                      *extra]) == 1
     assert message in capsys.readouterr().err
+
+
+# --- The converters' guarantees on a folder of the user's own -------------------------------
+
+def shard_bytes(out):
+    return {path.name: path.read_bytes() for path in sorted(out.glob('*.tfrecord'))}
+
+
+def test_a_folder_converts_alike_in_processes_and_reruns_reuse_it(tmp_path):
+    build(tmp_path / 'src', flat=True)
+    convert = lambda out, **kw: pascalvoc.convert_voc(  # noqa: E731
+        str(tmp_path / 'src'), str(tmp_path / out), classes='mask,no-mask',
+        validation_ratio=0.25, seed=1, num_shards=2, **kw)
+    convert('one')
+    convert('two', processes=2)
+    assert shard_bytes(tmp_path / 'one') == shard_bytes(tmp_path / 'two')
+    again = convert('one')
+    assert all(summary.shards_reused == len(summary.shards) for summary in again.values())
+    assert shard_bytes(tmp_path / 'one') == shard_bytes(tmp_path / 'two')
+
+
+def test_hostile_and_outside_files_in_a_folder_are_refused(tmp_path):
+    paths = build(tmp_path / 'src', flat=True)
+    xml_path = paths['img_a'][0]
+    xml_path.write_text('<!DOCTYPE a [<!ENTITY e "x">]><annotation>&e;</annotation>')
+    with pytest.raises(ValueError, match=re.escape(str(xml_path)) + '.*declares entities'):
+        pascalvoc.convert_voc(str(tmp_path / 'src'), str(tmp_path / 'out'), classes='auto',
+                              validation_ratio=0)
+    outside = tmp_path / 'outside.xml'
+    outside.write_text(labelimg_xml('img_a.jpg', (48, 32), []))
+    xml_path.unlink()
+    xml_path.symlink_to(outside)
+    with pytest.raises(ValueError, match=re.escape(str(xml_path)) + '.*outside the dataset root'):
+        pascalvoc.convert_voc(str(tmp_path / 'src'), str(tmp_path / 'out'), classes='mask',
+                              validation_ratio=0)
