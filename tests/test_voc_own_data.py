@@ -186,6 +186,12 @@ def test_a_label_map_keeps_its_ids(tmp_path):
     info = json.loads((tmp_path / 'out' / 'dataset_info.json').read_text())
     assert info['labels_to_names'] == {'0': 'none', '3': 'mask', '7': 'no-mask'}
     assert info['extra']['num_classes'] == 8
+    # slimdata show names the boxes by the folder's classes.
+    from slimdata import show
+    sheet = show.contact_sheet([str(tmp_path / 'out')])
+    drawn = [box.text.replace(' (difficult)', '') for cell in sheet.cells for box in cell.boxes]
+    assert sorted(drawn) == sorted(obj[0] for _, _, objects in IMAGES.values()
+                                   for obj in objects)
 
 
 # --- A VOC tree with its own classes --------------------------------------------------------
