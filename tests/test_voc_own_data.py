@@ -353,6 +353,9 @@ def test_od_api_layout_read_by_the_od_api_decoder(tmp_path):
     assert seen == set(IMAGES)
     info = json.loads((out / 'dataset_info.json').read_text())
     assert info['extra']['layout'] == 'od-api'
+    # The SSD descriptors refuse the OD API's keys when the dataset is built, saying why.
+    with pytest.raises(ValueError, match="holds records in the 'od-api' layout"):
+        pascalvoc.get_split('train', str(out))
 
 
 # --- Segmentation classes -------------------------------------------------------------------
