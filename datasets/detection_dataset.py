@@ -23,7 +23,7 @@ too.
 from typing import Any, Mapping, Optional
 
 from slimdata.dataset import Dataset
-from slimdata.datasets import dataset_utils, pascalvoc
+from slimdata.datasets import pascalvoc
 from slimdata.records import dataset_info
 
 NAME = 'detection'
@@ -67,6 +67,7 @@ def get_split(split_name: str, dataset_dir: str, file_pattern: Optional[str] = N
         records in the SSD layout, records no `num_classes`, or holds no complete split
         `split_name`.
     """
+    from slimdata.datasets import dataset_utils  # imports TensorFlow: only when called
     info = dataset_info.read_dataset_info(dataset_dir)
     if info is None:
         raise ValueError(
