@@ -46,21 +46,19 @@ format without TensorFlow, the recorded schema is declared without it (`FEATURES
 descriptors import what needs TensorFlow when they are called.
 """
 
+import dataclasses
 import functools
 import math
 import os
 import re
 import xml.etree.ElementTree
-from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
-
-import numpy as np
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from slimdata import progress
-from slimdata.datasets import convert_utils
+from slimdata.datasets import convert_utils, detection
 from slimdata.deprecation import renamed_argument, warn_renamed
 from slimdata.records import dataset_info, fs, images
-from slimdata.records.example import serialize_example
-from slimdata.records.writer import EncodedExample, SplitSource, WriteSummary, write_dataset
+from slimdata.records.writer import EncodedExample, SplitSource, WriteSummary
 
 #: Class names by SSD-Tensorflow label id; 0 is the background.
 CLASS_NAMES = ('none', 'aeroplane', 'bicycle', 'bird', 'boat', 'bottle', 'bus', 'car', 'cat',
@@ -89,9 +87,8 @@ ITEMS_TO_DESCRIPTIONS = {
     'object/truncated': 'A list of flags, one per object: 1 if marked truncated.',
 }
 
-BAD_BOX_POLICIES = ('clip', 'skip', 'error')
-#: A box normalised to the image: (ymin, xmin, ymax, xmax), each in [0, 1] once checked.
-Box = Tuple[float, float, float, float]
+#: The classes of VOC's records when no others are given.
+VOC_CLASSES = detection.Classes.from_names(CLASS_NAMES[1:])
 
 _BOX_FIELDS = ('ymin', 'xmin', 'ymax', 'xmax')
 _BBOX_PREFIX = 'image/object/bbox/'
@@ -101,19 +98,7 @@ _BBOX_PREFIX = 'image/object/bbox/'
 
 #: The feature specs of the records (SSD-Tensorflow's, plus label_text), as
 #: dataset_info.json records them.
-FEATURES = {
-    'image/encoded': dataset_info.fixed_len([], 'string', ''),
-    'image/format': dataset_info.fixed_len([], 'string', 'jpeg'),
-    'image/height': dataset_info.fixed_len([1], 'int64'),
-    'image/width': dataset_info.fixed_len([1], 'int64'),
-    'image/channels': dataset_info.fixed_len([1], 'int64'),
-    'image/shape': dataset_info.fixed_len([3], 'int64'),
-    **{_BBOX_PREFIX + field: dataset_info.var_len('float32') for field in _BOX_FIELDS},
-    _BBOX_PREFIX + 'label': dataset_info.var_len('int64'),
-    _BBOX_PREFIX + 'label_text': dataset_info.var_len('string'),
-    _BBOX_PREFIX + 'difficult': dataset_info.var_len('int64'),
-    _BBOX_PREFIX + 'truncated': dataset_info.var_len('int64'),
-}
+FEATURES = detection.SSD_FEATURES
 
 
 def keys_to_features() -> Dict[str, Any]:
@@ -256,8 +241,11 @@ def read_image_ids(voc_folder: str, split: str,
 
 def encode_image(image_id: str, voc_folder: str, list_file: str,
                  on_bad_box: str = 'clip',
-                 policy: Optional[convert_utils.SourcePolicy] = None) -> EncodedExample:
-    """Reads, validates and serializes one annotated image (the writer's encode function).
+                 policy: Optional[convert_utils.SourcePolicy] = None,
+                 classes: Optional[detection.Classes] = None, layout: str = 'ssd',
+                 on_unknown_class: str = 'error') -> EncodedExample:
+    """Reads, validates and serializes one annotated image of a VOC tree (the writer's
+    encode function).
 
     Args:
       image_id: the id, as listed in the split's list file.
@@ -266,6 +254,8 @@ def encode_image(image_id: str, voc_folder: str, list_file: str,
       on_bad_box: 'clip', 'skip' or 'error' (see the module docstring).
       policy: how source files are read and images checked; by default, files inside
         `voc_folder` with the structure check.
+      classes, layout, on_unknown_class: see `detection.make_record`; by default VOC's 20
+        classes in SSD-Tensorflow's layout, and an unknown class is an error.
 
     Returns:
       The serialized tf.train.Example, with a note for every clipped box, dropped object and
@@ -274,71 +264,43 @@ def encode_image(image_id: str, voc_folder: str, list_file: str,
     Raises:
       ValueError: naming the file (and object index and field) of any bad input.
     """
-    policy = policy or convert_utils.SourcePolicy(voc_folder)
     xml_path, jpeg_path = source_paths(voc_folder, image_id)
-    annotation = convert_utils.parse_xml(
-        _read_file(policy, xml_path,
-                   f'{xml_path} does not exist, but {list_file} lists {image_id!r}'), xml_path)
-    jpeg = _read_file(policy, jpeg_path,
-                      f'{jpeg_path} does not exist: no image for the annotation {xml_path}')
-    image = images.check_image(jpeg, jpeg_path, policy.check_images, policy.max_image_pixels)
-    if image.format != 'jpeg':
-        raise images.ImageError(f'{jpeg_path} is a {image.format.upper()} file, but the VOC '
-                                'layout (and its records) holds JPEGs')
-    width, height, channels = image.width, image.height, image.channels
-    notes = _compare_sizes(annotation, (width, height), xml_path, jpeg_path)
-    objects, boxes = [], []
-    for index, element in enumerate(annotation.findall('object')):
-        parsed = _parse_object(element, index, xml_path, width, height, on_bad_box)
-        notes.extend(parsed.notes)
-        if parsed.box is not None:
-            objects.append(parsed)
-            boxes.append(parsed.box)
-    features = record_features(
-        jpeg, width, height, channels, labels=[o.label for o in objects],
-        boxes=boxes, difficult=[o.difficult for o in objects],
-        truncated=[o.truncated for o in objects])
-    return EncodedExample(data=serialize_example(features), notes=tuple(notes))
+    return encode_annotation(
+        xml_path, jpeg_path, f'{xml_path} does not exist, but {list_file} lists {image_id!r}',
+        policy or convert_utils.SourcePolicy(voc_folder), image_id=image_id,
+        classes=classes or VOC_CLASSES, layout=layout, on_bad_box=on_bad_box,
+        on_unknown_class=on_unknown_class, jpeg_only=True)
 
 
-def record_features(jpeg: bytes, width: int, height: int, channels: int,
-                    labels: Sequence[int], boxes: Sequence[Sequence[float]],
-                    difficult: Sequence[int], truncated: Sequence[int]) -> Dict[str, Any]:
-    """The features of one record in SSD-Tensorflow's layout (see `keys_to_features`), for
-    `slimdata.records.example.serialize_example`.
+def encode_annotation(xml_path: str, image_path: str, missing_xml: str,
+                      policy: convert_utils.SourcePolicy, *, image_id: str,
+                      classes: detection.Classes, layout: str, on_bad_box: str,
+                      on_unknown_class: str, jpeg_only: bool) -> EncodedExample:
+    """One VOC annotation and its image as a record (`detection.make_record`).
 
     Args:
-      jpeg: the encoded image.
-      width, height, channels: its size.
-      labels: the objects' label ids (indices of CLASS_NAMES).
-      boxes: normalised (ymin, xmin, ymax, xmax), one per object (or an [n, 4] array).
-      difficult, truncated: the objects' 0/1 flags.
+      xml_path, image_path: the annotation and the image.
+      missing_xml: the message when the annotation does not exist.
+      policy: how source files are read and images checked.
+      image_id: the image's id (the record's source id).
+      classes, layout, on_bad_box, on_unknown_class: see `detection.make_record`.
+      jpeg_only: refuse a PNG (VOC trees hold JPEGs; a labelling tool's folder may not).
     """
-    # Plain lists of ints, floats and bytes take serialize_example's fast path; an image
-    # without objects stores typed empty lists (an empty Python list has no type).
-    columns: List[Iterable[float]] = (list(zip(*boxes)) if len(boxes)
-                                      else [_NO_FLOATS] * len(_BOX_FIELDS))
-    features = {
-        'image/encoded': jpeg,
-        'image/format': b'JPEG',
-        'image/height': height,
-        'image/width': width,
-        'image/channels': channels,
-        'image/shape': [height, width, channels],
-        _BBOX_PREFIX + 'label': [int(label) for label in labels] or _NO_INTS,
-        _BBOX_PREFIX + 'label_text': [_CLASS_NAME_BYTES[label] for label in labels] or
-                                     _NO_BYTES,
-        _BBOX_PREFIX + 'difficult': [int(flag) for flag in difficult] or _NO_INTS,
-        _BBOX_PREFIX + 'truncated': [int(flag) for flag in truncated] or _NO_INTS,
-    }
-    for field, column in zip(_BOX_FIELDS, columns):
-        features[_BBOX_PREFIX + field] = [float(value) for value in column] or _NO_FLOATS
-    return features
-
-
-_CLASS_NAME_BYTES = tuple(name.encode() for name in CLASS_NAMES)
-_NO_INTS, _NO_FLOATS, _NO_BYTES = (np.zeros(0, np.int64), np.zeros(0, np.float64),
-                                   np.zeros(0, np.bytes_))
+    annotation = convert_utils.parse_xml(_read_file(policy, xml_path, missing_xml), xml_path)
+    image = _read_file(policy, image_path,
+                       f'{image_path} does not exist: no image for the annotation {xml_path}')
+    info = images.check_image(image, image_path, policy.check_images, policy.max_image_pixels)
+    if jpeg_only and info.format != 'jpeg':
+        raise images.ImageError(f'{image_path} is a {info.format.upper()} file, but the VOC '
+                                'layout (and its records) holds JPEGs')
+    notes = _compare_sizes(annotation, (info.width, info.height), xml_path, image_path)
+    objects = [_parse_object(element, index, xml_path, info.width, info.height)
+               for index, element in enumerate(annotation.findall('object'))]
+    record = detection.make_record(
+        image, info, objects, classes=classes, layout=layout, on_bad_box=on_bad_box,
+        on_unknown_class=on_unknown_class, filename=os.path.basename(image_path),
+        source_id=image_id)
+    return dataclasses.replace(record, notes=(*notes, *record.notes))
 
 
 def source_paths(voc_folder: str, image_id: str) -> Tuple[str, str]:
@@ -370,33 +332,21 @@ def _compare_sizes(annotation: xml.etree.ElementTree.Element, jpeg_size: Tuple[i
     return []
 
 
-class _Object(NamedTuple):
-    """One parsed <object>: its class, flags, normalised box (None if dropped), and notes."""
-    name: str
-    label: int
-    difficult: int
-    truncated: int
-    box: Optional[Box]
-    notes: List[Tuple[str, str]]
-
-
 def _parse_object(element: xml.etree.ElementTree.Element, index: int, xml_path: str,
-                  width: int, height: int, on_bad_box: str) -> _Object:
+                  width: int, height: int) -> detection.DetectionObject:
+    """One <object>, its box normalised as `(v - 1) / size` (VOC's pixels are 1-based)."""
     where = f'{xml_path} object {index}'
     name = (element.findtext('name') or '').strip()
-    if name not in NAMES_TO_LABELS or name == CLASS_NAMES[0]:
-        raise ValueError(f'{where}: unknown class name {name!r}; expected one of '
-                         f'{list(CLASS_NAMES[1:])}')
-    where = f'{where} ({name})'
-    difficult = _flag(element, 'difficult', where)
-    truncated = _flag(element, 'truncated', where)
+    named = f'{where} ({name})'
+    difficult = _flag(element, 'difficult', named)
+    truncated = _flag(element, 'truncated', named)
     bndbox = element.find('bndbox')
     if bndbox is None:
-        raise ValueError(f'{where}: no <bndbox>')
-    ymin, xmin, ymax, xmax = [box_coordinate(bndbox, field, where) for field in _BOX_FIELDS]
+        raise ValueError(f'{named}: no <bndbox>')
+    ymin, xmin, ymax, xmax = [box_coordinate(bndbox, field, named) for field in _BOX_FIELDS]
     box = ((ymin - 1) / height, (xmin - 1) / width, (ymax - 1) / height, (xmax - 1) / width)
-    kept, notes = check_box(box, on_bad_box, where)
-    return _Object(name, NAMES_TO_LABELS[name], difficult, truncated, kept, notes)
+    return detection.DetectionObject(name, box, difficult, truncated, where,
+                                     (element.findtext('pose') or '').strip())
 
 
 def _flag(element: xml.etree.ElementTree.Element, field: str, where: str) -> int:
@@ -423,46 +373,12 @@ def box_coordinate(bndbox: xml.etree.ElementTree.Element, field: str, where: str
     return value
 
 
-def check_box(box: Box, on_bad_box: str, where: str
-               ) -> Tuple[Optional[Box], List[Tuple[str, str]]]:
-    """Applies `on_bad_box` ('clip', 'skip' or 'error'; see the module docstring) to a
-    normalised (ymin, xmin, ymax, xmax) box.
-
-    Returns the box to keep (None when its object is dropped) and the notes to count.
-    """
-    ymin, xmin, ymax, xmax = box
-    if ymin > ymax or xmin > xmax:
-        problem = 'inverted box'
-    elif ymin > 1 or xmin > 1 or ymax < 0 or xmax < 0:
-        problem = 'box entirely outside the image'
-    elif min(box) >= 0 and max(box) <= 1:
-        return box, []
-    elif on_bad_box == 'clip':
-        clipped = (_clip(ymin), _clip(xmin), _clip(ymax), _clip(xmax))
-        return clipped, [('box clipped to the image', _box_detail(box, where))]
-    else:
-        problem = 'box crosses the image edge'
-    detail = _box_detail(box, where)
-    if on_bad_box == 'error':
-        raise ValueError(f'{detail}: {problem} (on_bad_box="error"; choose "clip" or "skip" '
-                         'to convert anyway)')
-    return None, [(f'object dropped: {problem}', detail)]
-
-
-def _clip(value: float) -> float:
-    """`value` clipped into [0, 1]."""
-    return min(max(value, 0.0), 1.0)
-
-
-def _box_detail(box: Box, where: str) -> str:
-    return f'{where}: ymin, xmin, ymax, xmax = {", ".join(f"{v:.4f}" for v in box)}'
-
-
 @renamed_argument('workers', 'processes')
 def convert_voc(src: str, output_dir: str, year: str, splits: Union[str, Sequence[str]],
                 num_shards: Optional[int] = None, processes: int = 1,
                 seed: Optional[int] = None, on_bad_box: str = 'clip', overwrite: bool = False,
-                beam_options: Optional[Sequence[str]] = None,
+                beam_options: Optional[Sequence[str]] = None, classes: Optional[str] = None,
+                layout: str = 'ssd', on_unknown_class: str = 'error',
                 **source_options: Any) -> Dict[str, WriteSummary]:
     """Converts splits of a Pascal VOC tree to sharded TFRecords and dataset_info.json.
 
@@ -485,12 +401,18 @@ def convert_voc(src: str, output_dir: str, year: str, splits: Union[str, Sequenc
         `slimdata.records.writer`); without it, such a re-run is refused.
       beam_options: write the shards with an Apache Beam pipeline with these pipeline
         options (e.g. ['--runner=DirectRunner']); None writes them with local processes.
+      classes: the classes (`detection.Classes.from_spec`: 'a,b', a file of names, a
+        label_map.pbtxt, or 'auto'); None keeps VOC's 20.
+      layout: 'ssd' (SSD-Tensorflow's) or 'od-api' (the Object Detection API's, with
+        label_map.pbtxt beside the shards).
+      on_unknown_class: 'error' stops at an object of a class not in `classes`; 'skip'
+        leaves it out and counts it.
       **source_options: `check_images`, `follow_symlinks`, `max_file_bytes`,
         `max_image_pixels` (see `convert_utils.SourcePolicy`; `src` is the root).
 
     Returns:
       split -> the writer's summary (records, bytes, notes on clipped boxes and dropped
-      objects).
+      objects, objects per class).
 
     Raises:
       ValueError: for bad arguments or bad input, naming the file (a `RerunError` when
@@ -498,27 +420,60 @@ def convert_voc(src: str, output_dir: str, year: str, splits: Union[str, Sequenc
       OSError: for an I/O error, naming the file.
     """
     _check_year(year)
-    if on_bad_box not in BAD_BOX_POLICIES:
-        raise ValueError(f'on_bad_box={on_bad_box!r}; expected one of {BAD_BOX_POLICIES}')
+    detection.check_policies(layout, on_bad_box, on_unknown_class)
     policy = convert_utils.SourcePolicy(src, **source_options)
     voc_folder, found_as = find_voc_folder(src, year)
-    sources = []
+    listed = {}
     for split in [splits] if isinstance(splits, str) else list(dict.fromkeys(splits)):
-        list_file, image_ids = read_image_ids(voc_folder, split, policy)
+        listed[split] = read_image_ids(voc_folder, split, policy)
+    chosen = detection.Classes.from_spec(
+        classes, default=CLASS_NAMES[1:],
+        found=lambda: _names_found(policy, [source_paths(voc_folder, image_id)[0]
+                                            for _, ids in listed.values() for image_id in ids]))
+    _say_auto(classes, chosen)
+    sources = []
+    for split, (list_file, image_ids) in listed.items():
         progress.info(f'pascalvoc_{year} {split}: {len(image_ids)} images listed in '
                       f'{list_file} ({src} is {found_as})')
         encode = functools.partial(encode_image, voc_folder=voc_folder, list_file=list_file,
-                                   on_bad_box=on_bad_box, policy=policy)
+                                   on_bad_box=on_bad_box, policy=policy, classes=chosen,
+                                   layout=layout, on_unknown_class=on_unknown_class)
         options = {'converter': 'voc', 'year': year, 'split': split, 'seed': seed,
-                   'on_bad_box': on_bad_box, **policy.options()}
+                   'on_bad_box': on_bad_box, **_class_options(chosen, layout, on_unknown_class),
+                   **policy.options()}
         sources.append(SplitSource(split, convert_utils.deterministic_shuffle(image_ids, seed),
                                    encode, num_shards, options,
                                    functools.partial(source_paths, voc_folder),
                                    desc=f'pascalvoc_{year} {split}'))
-    return write_dataset(
-        output_dir, sources, dataset_name=f'pascalvoc_{year}', labels_to_names=LABELS_TO_NAMES,
-        keys_to_features=FEATURES, extra={'num_classes': NUM_CLASSES},
-        processes=processes, overwrite=overwrite, beam_options=beam_options)
+    return detection.write_detection(
+        output_dir, sources, dataset_name=f'pascalvoc_{year}', classes=chosen, layout=layout,
+        processes=processes, overwrite=overwrite, beam_options=beam_options,
+        record_classes=chosen != VOC_CLASSES or layout != 'ssd')
+
+
+def _class_options(classes: detection.Classes, layout: str,
+                   on_unknown_class: str) -> Dict[str, Any]:
+    """What the fingerprint records of the classes and the layout."""
+    return {'classes': [[label, name] for label, name in zip(classes.ids, classes.names)],
+            'layout': layout, 'on_unknown_class': on_unknown_class}
+
+
+def _names_found(policy: convert_utils.SourcePolicy, xml_paths: Iterable[str]) -> List[str]:
+    """The class names of every object of these annotations (for `--classes auto`)."""
+    names = []
+    for xml_path in xml_paths:
+        annotation = convert_utils.parse_xml(
+            _read_file(policy, xml_path, f'{xml_path} does not exist'), xml_path)
+        names += [(element.findtext('name') or '').strip()
+                  for element in annotation.findall('object')]
+    return names
+
+
+def _say_auto(spec: Optional[str], classes: detection.Classes) -> None:
+    """With `--classes auto`, says which classes were found (they become the labels)."""
+    if spec == 'auto':
+        progress.info(f'classes found in the annotations (--classes auto), label 1 first: '
+                      f'{", ".join(classes.names)}')
 
 
 def convert(dataset_root: str, output_dir: str, year: str, split: str,

@@ -23,7 +23,7 @@ import textwrap
 from typing import Any, Callable, Dict, List, NamedTuple, Optional
 
 from slimdata.cli import common
-from slimdata.datasets import cifar, classification, pascalvoc, segmentation
+from slimdata.datasets import cifar, classification, detection, pascalvoc, segmentation
 from slimdata.records import fs, images
 
 
@@ -176,7 +176,7 @@ def _cifar100_keywords(args: argparse.Namespace) -> Dict[str, Any]:
 
 
 def _add_on_bad_box(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument('--on-bad-box', choices=pascalvoc.BAD_BOX_POLICIES, default='clip',
+    parser.add_argument('--on-bad-box', choices=detection.BAD_BOX_POLICIES, default='clip',
                         help='a box crossing the image edge is clipped, its object dropped, '
                              'or the conversion stops (default: %(default)s); a box entirely '
                              'outside the image or inverted is dropped (or stops it, with '

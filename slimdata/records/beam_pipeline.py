@@ -152,7 +152,7 @@ def _write_shard(keyed: Tuple[int, Iterable[Tuple[int, bytes, PieceResult]]], st
     fs.write_text_atomic(os.path.join(staging, f'{shard:05d}.json'), json.dumps({
         'file': os.path.basename(paths[shard]), 'num_records': joined.num_records,
         'num_bytes': joined.num_bytes, 'crc32c': joined.crc32c,
-        'skipped': joined.skipped, 'notes': joined.notes}))
+        'skipped': joined.skipped, 'notes': joined.notes, 'counts': joined.counts}))
 
 
 def _read_result(staging: str, shard: int) -> PieceResult:
@@ -163,7 +163,7 @@ def _read_result(staging: str, shard: int) -> PieceResult:
     staged = json.loads(fs.read_bytes(path))
     return PieceResult(staged['num_records'], staged['num_bytes'], staged['crc32c'],
                        [tuple(pair) for pair in staged['skipped']],
-                       [tuple(pair) for pair in staged['notes']])
+                       [tuple(pair) for pair in staged['notes']], staged['counts'])
 
 
 def remove_staging(staging: str) -> None:

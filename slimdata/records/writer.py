@@ -71,6 +71,7 @@ from slimdata.records.shards import (
     PieceResult,
     ShardJob,
     SkipExample,
+    add_counts,
 )
 
 __all__ = ['ConversionError', 'EncodedExample', 'RerunError', 'SkipExample', 'SplitSource',
@@ -144,6 +145,7 @@ class WriteSummary:
       num_bytes: bytes of all shard files.
       skipped: reason -> details of the items skipped (by this run's encoding).
       notes: reason -> details noted but kept (by this run's encoding).
+      counts: what this run's records hold, counted (e.g. objects per class).
       seconds: wall time.
       shards_reused: complete shards of an earlier run with the same fingerprint, kept.
       shards_stale: shards of an earlier run rewritten because their source files changed.
@@ -155,6 +157,7 @@ class WriteSummary:
     num_bytes: int
     skipped: Dict[str, List[str]] = dataclasses.field(default_factory=dict)
     notes: Dict[str, List[str]] = dataclasses.field(default_factory=dict)
+    counts: Dict[str, int] = dataclasses.field(default_factory=dict)
     seconds: float = 0.0
     shards_reused: int = 0
     shards_stale: int = 0
@@ -177,6 +180,9 @@ class WriteSummary:
                  f'  {_human_bytes(self.num_bytes)} in {self.seconds:.1f} s' + self._rates()]
         lines += _format_reasons(f'skipped {_count(self.skipped)} items', self.skipped)
         lines += _format_reasons(f'noted {_count(self.notes)} times (kept)', self.notes)
+        if self.counts:
+            lines.append('  counted: ' + ', '.join(
+                f'{key} {count}' for key, count in sorted(self.counts.items())))
         return '\n'.join(lines)
 
     def _rates(self) -> str:
@@ -697,6 +703,7 @@ def _summarize(output_dir: str, split: str, paths: List[str], state: _SplitState
                 skipped[reason].append(detail)
             for reason, detail in result.notes:
                 notes[reason].append(detail)
+            add_counts(summary.counts, result.counts)
         summary.shards.append(dict(shard))
         summary.num_records += shard['num_records']
         summary.num_bytes += shard['num_bytes']
