@@ -29,7 +29,7 @@ from slimdata.records import dataset_info
 NAME = 'detection'
 #: The layout this descriptor reads, as `extra.layout` of dataset_info.json names it.
 LAYOUT = 'ssd'
-#: Datasets recorded before `extra.layout` was: their records are in the SSD layout.
+#: Datasets whose folders need not record `extra.layout` (VOC's own classes): SSD layout.
 SSD_LAYOUT_DATASETS = ('pascalvoc_2007', 'pascalvoc_2012')
 
 ITEMS_TO_DESCRIPTIONS = {
@@ -75,7 +75,7 @@ def get_split(split_name: str, dataset_dir: str, file_pattern: Optional[str] = N
             f'{NAME!r}, ...) takes the classes, num_classes and split sizes from the one '
             'slimdata convert voc, coco or yolo writes beside the records (records converted '
             "by SSD-Tensorflow's own script read with get_dataset('pascalvoc_2007', ...))")
-    recorded = check_ssd_layout(info, dataset_dir)
+    recorded = _check_detection_records(info, dataset_dir)
     if 'num_classes' not in info.get('extra', {}):
         raise ValueError(f'{dataset_dir}/{dataset_info.DATASET_INFO_FILENAME} records no '
                          'extra.num_classes (the classes plus the background); convert the '
@@ -88,29 +88,35 @@ def get_split(split_name: str, dataset_dir: str, file_pattern: Optional[str] = N
         file_pattern=file_pattern, reader=reader, reads=(recorded,))
 
 
-def check_ssd_layout(info: Mapping[str, Any], dataset_dir: str) -> str:
-    """Refuses a folder whose `dataset_info.json` (`info`) does not describe detection records
-    in the SSD layout; returns the dataset name it records.
+def check_ssd_layout(info: Mapping[str, Any], dataset_dir: str) -> None:
+    """Refuses a folder whose `dataset_info.json` (`info`) records a layout other than the
+    SSD one (a folder that records none is in it: VOC's own, and every older folder).
 
     Raises:
-      ValueError: naming the folder, its layout or dataset, and what reads it.
+      ValueError: naming the folder, its layout and what reads it.
     """
-    recorded = info.get('name') or ''
-    layout = info.get('extra', {}).get('layout')
-    if layout is None and recorded in SSD_LAYOUT_DATASETS:
-        return recorded
+    layout = info.get('extra', {}).get('layout', LAYOUT)
     if layout == LAYOUT:
-        return recorded
+        return
     where = f'{dataset_dir} (its {dataset_info.DATASET_INFO_FILENAME})'
     if layout in _READERS:
         raise ValueError(
             f'{where} holds detection records in the {layout!r} layout, which '
-            f'{_READERS[layout]} reads; get_dataset({NAME!r}, ...) reads the {LAYOUT!r} layout '
-            f'(SSD-Tensorflow\'s): convert again with --layout {LAYOUT} into another folder')
-    if layout is not None:
-        raise ValueError(f'{where} records the layout {layout!r}; get_dataset({NAME!r}, ...) '
-                         f'reads the {LAYOUT!r} layout only')
+            f'{_READERS[layout]} reads; slimdata\'s detection descriptors read the {LAYOUT!r} '
+            f'layout (SSD-Tensorflow\'s): convert again with --layout {LAYOUT} into another '
+            'folder')
+    raise ValueError(f'{where} records the layout {layout!r}; slimdata\'s detection '
+                     f'descriptors read the {LAYOUT!r} layout only')
+
+
+def _check_detection_records(info: Mapping[str, Any], dataset_dir: str) -> str:
+    """The dataset name `info` records, if the folder holds detection records in the SSD
+    layout: a layout recorded by the detection converters, or a VOC folder's name."""
+    check_ssd_layout(info, dataset_dir)
+    recorded = info.get('name') or ''
+    if 'layout' in info.get('extra', {}) or recorded in SSD_LAYOUT_DATASETS:
+        return recorded
     raise ValueError(
-        f'{where} holds the dataset {recorded!r}, not detection records: read it with '
-        f'get_dataset({recorded!r}, ...), or point {NAME!r} at a folder written by slimdata '
-        'convert voc, coco or yolo')
+        f'{dataset_dir} (its {dataset_info.DATASET_INFO_FILENAME}) holds the dataset '
+        f'{recorded!r}, not detection records: read it with get_dataset({recorded!r}, ...), or '
+        f'point {NAME!r} at a folder written by slimdata convert voc, coco or yolo')
