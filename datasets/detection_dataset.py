@@ -15,9 +15,9 @@ them all, whatever the source format and classes::
 Nothing about the folder is assumed: a folder without `dataset_info.json`, one that holds
 another kind of dataset, or records in the Object Detection API's layout (`--layout od-api`,
 which the OD API's own decoder reads) is refused here, naming the folder and what reads it,
-rather than failing later inside TensorFlow. Folders of `pascalvoc_2007` / `pascalvoc_2012`
-converted before the detection converters recorded a layout are in the SSD layout, and read
-too.
+rather than failing later inside TensorFlow. A folder of VOC's own 20 classes records no
+layout (`pascalvoc_2007`, `pascalvoc_2012`, or `detection` for a VOC folder converted without
+`--year`), as VOC folders always have: it is in the SSD layout, and read too.
 """
 
 from typing import Any, Mapping, Optional
@@ -29,8 +29,9 @@ from slimdata.records import dataset_info
 NAME = 'detection'
 #: The layout this descriptor reads, as `extra.layout` of dataset_info.json names it.
 LAYOUT = 'ssd'
-#: Datasets whose folders need not record `extra.layout` (VOC's own classes): SSD layout.
-SSD_LAYOUT_DATASETS = ('pascalvoc_2007', 'pascalvoc_2012')
+#: Datasets whose folders need not record `extra.layout` (VOC's own classes, in a VOC tree
+#: or a folder converted without --year): they are in the SSD layout.
+SSD_LAYOUT_DATASETS = ('pascalvoc_2007', 'pascalvoc_2012', NAME)
 
 ITEMS_TO_DESCRIPTIONS = {
     **pascalvoc.ITEMS_TO_DESCRIPTIONS,

@@ -5,6 +5,9 @@ The folders are written as the detection converters write them (tests/detection_
 what is read back is compared with the source XML, parsed there independently.
 """
 
+import os
+import shutil
+
 import numpy as np
 import pytest
 
@@ -12,7 +15,7 @@ import detection_folders
 from conftest import drain
 from slimdata import cli, show, slim
 from slimdata._tf import tf
-from slimdata.datasets import dataset_factory
+from slimdata.datasets import dataset_factory, pascalvoc, synthetic
 from slimdata.records import dataset_info
 
 
@@ -111,6 +114,23 @@ def test_older_voc_folders_are_in_the_ssd_layout(tmp_path):
         extra={'num_classes': 21})
     dataset = dataset_factory.get_dataset('detection', 'train', str(tmp_path))
     assert (dataset.num_samples, dataset.num_classes) == (5, 21)
+
+
+def test_a_folder_without_year_of_vocs_own_classes(tmp_path):
+    """A VOC folder without ImageSets, converted without --year or --classes: the dataset
+    `detection`, VOC's 20 classes, no layout recorded (as VOC folders never had one)."""
+    voc_folder = synthetic.make_voc_tree(str(tmp_path / 'src'), num_images=8,
+                                         image_size=(48, 32))
+    shutil.rmtree(os.path.join(voc_folder, 'ImageSets'))
+    folder = str(tmp_path / 'records')
+    summaries = pascalvoc.convert_voc(voc_folder, folder, None, validation_ratio=0.25)
+    info = dataset_info.read_dataset_info(folder)
+    assert (info['name'], info['extra']) == ('detection', {'num_classes': 21})
+    for split, summary in summaries.items():
+        dataset = dataset_factory.get_dataset('detection', split, folder)
+        assert dataset.num_samples == summary.num_records
+        assert dataset.num_classes == 21 and dataset.labels_to_names == pascalvoc.LABELS_TO_NAMES
+    assert sorted(summaries) == ['train', 'validation']
 
 
 def test_show_draws_the_users_class_names(custom, tmp_path, capsys):
