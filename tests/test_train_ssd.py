@@ -336,7 +336,7 @@ SMALL_RUN = ['--batch_size', '4', '--image_size', '96', '--num_readers', '1',
 def custom_records(tmp_path_factory):
     """(a VOC tree of three classes of the user's, its 'train' and 'val' records)."""
     root = tmp_path_factory.mktemp('ssd_custom')
-    voc_folder = detection_folders.custom_voc_tree(str(root / 'VOCdevkit'), num_images=24,
+    voc_folder = detection_folders.custom_voc_tree(str(root / 'VOCdevkit'), num_images=64,
                                                    image_size=(128, 96), seed=3)
     records = str(root / 'records')
     detection_folders.convert_custom(voc_folder, records, ['train', 'val'])
@@ -425,9 +425,12 @@ def test_detections_of_the_ground_truths_own_encoding_find_every_object(graph):
 
 @pytest.mark.slow
 def test_a_longer_run_detects_the_users_classes(custom_records, tmp_path):
+    """300 steps on 48 images: three runs gave an mAP (area) of 0.72 to 0.74 on the 16
+    held-out ones (under 0.01 after 3 steps); 0.4 leaves room for the runs' random order."""
     voc_folder, records = custom_records
     train_ssd.main(['--dataset_name', 'detection', '--dataset_dir', records, '--train_dir',
                     str(tmp_path), '--max_number_of_steps', '300', '--batch_size', '8',
                     '--image_size', '128', '--seed', '1'])
     results = evaluate_script(records, str(tmp_path), '--eval_image_size', '128')
-    assert results['map_area'] > 0.3, eval_ssd.format_results(results)
+    assert results['map_area'] > 0.4, eval_ssd.format_results(results)
+    assert results['map_voc07'] > 0.4, eval_ssd.format_results(results)
