@@ -19,6 +19,10 @@ cores; swap in SSD-VGG300 for real work. Run, for example:
     python train_examples/train_ssd.py --dataset_dir /data/voc2007_records \\
         --train_dir /tmp/ssd --max_number_of_steps 200
 
+`--dataset_name=detection` reads any folder of the detection converters (the user's own
+classes: the class heads are sized by the folder's `num_classes`); `eval_ssd.py` evaluates
+the checkpoint (mAP@0.5 per class).
+
 `main(argv)` returns the run's figures (steps, examples/s, loss at the start and at the end),
 so other programs (the demo) can call it in-process.
 """
@@ -56,7 +60,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     data = parser.add_argument_group('data')
     data.add_argument('--dataset_name', default='pascalvoc_2007',
-                      help='a name known to slimdata.datasets.dataset_factory')
+                      help='a name known to slimdata.datasets.dataset_factory (detection: '
+                           'any folder of slimdata\'s detection converters)')
     data.add_argument('--dataset_split_name', default='train')
     data.add_argument('--dataset_dir', required=True,
                       help='the folder of the converted TFRecord shards')
