@@ -102,7 +102,7 @@ def check_ssd_layout(info: Mapping[str, Any], dataset_dir: str) -> None:
     where = f'{dataset_dir} (its {dataset_info.DATASET_INFO_FILENAME})'
     if layout in _READERS:
         raise ValueError(
-            f'{where} holds detection records in the {layout!r} layout, which '
+            f'{where} holds records in the {layout!r} layout, which '
             f'{_READERS[layout]} reads; slimdata\'s detection descriptors read the {LAYOUT!r} '
             f'layout (SSD-Tensorflow\'s): convert again with --layout {LAYOUT} into another '
             'folder')

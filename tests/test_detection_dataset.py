@@ -76,9 +76,8 @@ def test_the_od_api_layout_is_refused_naming_what_reads_it(tmp_path, custom):
         with pytest.raises(ValueError) as raised:
             dataset_factory.get_dataset(name, 'val', folder)
         message = str(raised.value)
-        assert message.startswith(f'{folder} (its dataset_info.json) holds detection records '
-                                  "in the 'od-api' layout, which the Object Detection API's "
-                                  'decoder')
+        assert message.startswith(f'{folder} (its dataset_info.json) holds records in the '
+                                  "'od-api' layout, which the Object Detection API's decoder")
         assert 'TfExampleDecoder' in message and '--layout ssd' in message
 
 

@@ -186,6 +186,12 @@ def test_a_label_map_keeps_its_ids(tmp_path):
     info = json.loads((tmp_path / 'out' / 'dataset_info.json').read_text())
     assert info['labels_to_names'] == {'0': 'none', '3': 'mask', '7': 'no-mask'}
     assert info['extra']['num_classes'] == 8
+    # slimdata show names the boxes by the folder's classes.
+    from slimdata import show
+    sheet = show.contact_sheet([str(tmp_path / 'out')])
+    drawn = [box.text.replace(' (difficult)', '') for cell in sheet.cells for box in cell.boxes]
+    assert sorted(drawn) == sorted(obj[0] for _, _, objects in IMAGES.values()
+                                   for obj in objects)
 
 
 # --- A VOC tree with its own classes --------------------------------------------------------
@@ -347,6 +353,9 @@ def test_od_api_layout_read_by_the_od_api_decoder(tmp_path):
     assert seen == set(IMAGES)
     info = json.loads((out / 'dataset_info.json').read_text())
     assert info['extra']['layout'] == 'od-api'
+    # The SSD descriptors refuse the OD API's keys when the dataset is built, saying why.
+    with pytest.raises(ValueError, match="holds records in the 'od-api' layout"):
+        pascalvoc.get_split('train', str(out))
 
 
 # --- Segmentation classes -------------------------------------------------------------------
@@ -394,3 +403,38 @@ def test_bad_segmentation_classes(tmp_path, capsys, spec, extra, message):
                      str(tmp_path / 'out'), '--split', 'train', '--classes', spec,
                      *extra]) == 1
     assert message in capsys.readouterr().err
+
+
+# --- The converters' guarantees on a folder of the user's own -------------------------------
+
+def shard_bytes(out):
+    return {path.name: path.read_bytes() for path in sorted(out.glob('*.tfrecord'))}
+
+
+def test_a_folder_converts_alike_in_processes_and_reruns_reuse_it(tmp_path):
+    build(tmp_path / 'src', flat=True)
+    convert = lambda out, **kw: pascalvoc.convert_voc(  # noqa: E731
+        str(tmp_path / 'src'), str(tmp_path / out), classes='mask,no-mask',
+        validation_ratio=0.25, seed=1, num_shards=2, **kw)
+    convert('one')
+    convert('two', processes=2)
+    assert shard_bytes(tmp_path / 'one') == shard_bytes(tmp_path / 'two')
+    again = convert('one')
+    assert all(summary.shards_reused == len(summary.shards) for summary in again.values())
+    assert shard_bytes(tmp_path / 'one') == shard_bytes(tmp_path / 'two')
+
+
+def test_hostile_and_outside_files_in_a_folder_are_refused(tmp_path):
+    paths = build(tmp_path / 'src', flat=True)
+    xml_path = paths['img_a'][0]
+    xml_path.write_text('<!DOCTYPE a [<!ENTITY e "x">]><annotation>&e;</annotation>')
+    with pytest.raises(ValueError, match=re.escape(str(xml_path)) + '.*declares entities'):
+        pascalvoc.convert_voc(str(tmp_path / 'src'), str(tmp_path / 'out'), classes='auto',
+                              validation_ratio=0)
+    outside = tmp_path / 'outside.xml'
+    outside.write_text(labelimg_xml('img_a.jpg', (48, 32), []))
+    xml_path.unlink()
+    xml_path.symlink_to(outside)
+    with pytest.raises(ValueError, match=re.escape(str(xml_path)) + '.*outside the dataset root'):
+        pascalvoc.convert_voc(str(tmp_path / 'src'), str(tmp_path / 'out'), classes='mask',
+                              validation_ratio=0)
