@@ -144,11 +144,14 @@ def get_split(split_name: str, dataset_dir: str, file_pattern: Optional[str] = N
       year: '2007' or '2012'.
 
     Raises:
-      ValueError: for an unknown year or split, or records of the OD API's layout.
+      ValueError: for an unknown year or split, or a folder of records in the OD API's
+        layout.
     """
-    from slimdata.datasets import dataset_utils
+    from slimdata.datasets import dataset_utils, detection_dataset
     _check_year(year)
-    _check_ssd_layout(dataset_dir)
+    info = dataset_info.read_dataset_info(dataset_dir)
+    if info is not None:  # --layout od-api writes keys these items do not read
+        detection_dataset.check_ssd_layout(info, dataset_dir)
     return dataset_utils.make_dataset(
         name=f'pascalvoc_{year}', split_name=split_name, dataset_dir=dataset_dir,
         keys_to_features=keys_to_features(), items_to_handlers=items_to_handlers(),
@@ -156,17 +159,6 @@ def get_split(split_name: str, dataset_dir: str, file_pattern: Optional[str] = N
         published_split_sizes=SPLITS_TO_SIZES[year],
         published_labels_to_names=LABELS_TO_NAMES,
         file_pattern=file_pattern, reader=reader, num_classes=NUM_CLASSES)
-
-
-def _check_ssd_layout(dataset_dir: str) -> None:
-    """ValueError if the folder's dataset_info.json records another layout than
-    SSD-Tensorflow's (`--layout od-api`: keys these descriptors do not read)."""
-    layout = (dataset_info.read_dataset_info(dataset_dir) or {}).get('extra', {}).get(
-        'layout', 'ssd')
-    if layout != 'ssd':
-        raise ValueError(f'{dataset_dir} holds records in the {layout!r} layout (the Object '
-                         "Detection API's keys, for its own input pipeline); this descriptor "
-                         "reads SSD-Tensorflow's: convert with --layout ssd")
 
 
 def _check_year(year: str) -> None:

@@ -19,6 +19,10 @@ cores; swap in SSD-VGG300 for real work. Run, for example:
     python train_examples/train_ssd.py --dataset_dir /data/voc2007_records \\
         --train_dir /tmp/ssd --max_number_of_steps 200
 
+`--dataset_name=detection` reads any folder of the detection converters (the user's own
+classes: the class heads are sized by the folder's `num_classes`); `eval_ssd.py` evaluates
+the checkpoint (mAP@0.5 per class).
+
 `main(argv)` returns the run's figures (steps, examples/s, loss at the start and at the end),
 so other programs (the demo) can call it in-process.
 """
@@ -56,7 +60,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     data = parser.add_argument_group('data')
     data.add_argument('--dataset_name', default='pascalvoc_2007',
-                      help='a name known to slimdata.datasets.dataset_factory')
+                      help='a name known to slimdata.datasets.dataset_factory (detection: '
+                           'any folder of slimdata\'s detection converters)')
     data.add_argument('--dataset_split_name', default='train')
     data.add_argument('--dataset_dir', required=True,
                       help='the folder of the converted TFRecord shards')
@@ -167,6 +172,29 @@ def ssd_net(images: tf.Tensor, num_classes: int, num_anchors_per_location: int,
         return tf.concat(class_logits, axis=1), tf.concat(box_offsets, axis=1), sides
 
 
+def model_anchors(image_size: int) -> Any:
+    """The anchors of `ssd_net` on square images of side `image_size` (cy, cx, h, w)."""
+    map_sides = ssd_preprocessing.feature_map_sizes(image_size, FEATURE_STRIDES)
+    return ssd_preprocessing.make_anchors(map_sides, ANCHOR_SCALES, ASPECT_RATIOS)
+
+
+def build_network(images: tf.Tensor, num_classes: int, image_size: int,
+                  weight_decay: float = 0.00004) -> Tuple[tf.Tensor, tf.Tensor]:
+    """`ssd_net` with this script's anchor layout, checked against `model_anchors`.
+
+    Returns:
+      (class_logits [B, A, num_classes], box_offsets [B, A, 4]).
+    """
+    class_logits, box_offsets, net_sides = ssd_net(
+        images, num_classes, ssd_preprocessing.anchors_per_location(ASPECT_RATIOS),
+        weight_decay)
+    map_sides = ssd_preprocessing.feature_map_sizes(image_size, FEATURE_STRIDES)
+    if tuple(net_sides) != map_sides:
+        raise ValueError(f'the network\'s feature maps have sides {tuple(net_sides)} but the '
+                         f'anchors were laid out for {map_sides} (FEATURE_STRIDES is wrong)')
+    return class_logits, box_offsets
+
+
 def _flatten_locations(head: tf.Tensor, depth: int) -> tf.Tensor:
     """[B, rows, cols, shapes * depth] -> [B, rows * cols * shapes, depth]."""
     return tf.reshape(head, [tf.shape(head)[0], -1, depth])
@@ -235,15 +263,10 @@ def build_training(args: argparse.Namespace) -> Dict[str, tf.Tensor]:
     if not num_classes:
         raise ValueError(f'dataset {args.dataset_name!r} does not say its number of classes; '
                          'pass --num_classes (including the background)')
-    map_sides = ssd_preprocessing.feature_map_sizes(args.image_size, FEATURE_STRIDES)
-    anchors = ssd_preprocessing.make_anchors(map_sides, ANCHOR_SCALES, ASPECT_RATIOS)
+    anchors = model_anchors(args.image_size)
     images, class_targets, box_targets = build_inputs(dataset, anchors, args)
-    class_logits, box_offsets, net_sides = ssd_net(
-        images, num_classes, ssd_preprocessing.anchors_per_location(ASPECT_RATIOS),
-        args.weight_decay)
-    if tuple(net_sides) != map_sides:
-        raise ValueError(f'the network\'s feature maps have sides {tuple(net_sides)} but the '
-                         f'anchors were laid out for {map_sides} (FEATURE_STRIDES is wrong)')
+    class_logits, box_offsets = build_network(images, num_classes, args.image_size,
+                                              args.weight_decay)
     classification_loss, localisation_loss = ssd_losses(
         class_logits, box_offsets, class_targets, box_targets, args.negative_ratio)
     detection_loss = classification_loss + args.loss_alpha * localisation_loss
