@@ -55,6 +55,9 @@ CONVERTERS: Dict[str, Converter] = {
     'ade20k': Converter(
         'segmentation', 'the ADE20K scene-parsing tree -> deeplab records',
         'slimdata convert ade20k ADEChallengeData2016/ out/ade20k'),
+    'yolo': Converter(
+        'yolo', 'a YOLO dataset (Ultralytics, Roboflow) with its data.yaml -> detection records',
+        'slimdata convert yolo mask-wearing/ out/masks --split train val'),
 }
 
 

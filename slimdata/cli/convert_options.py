@@ -247,6 +247,51 @@ def _voc_seg_keywords(args: argparse.Namespace) -> Dict[str, Any]:
             'ignore_label': args.ignore_label, 'on_bad_label': args.on_bad_label}
 
 
+def _yolo_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--data', metavar='FILE', type=common.existing_path,
+                        help='the data.yaml with the class names (`names`) and the split '
+                             'folders (train/val/test) (default: SRC/data.yaml, or the one '
+                             '*.yaml in SRC)')
+    parser.add_argument('--names', metavar='FILE', type=common.existing_path,
+                        help='a names file instead: one class name a line, line i naming '
+                             "class id i (darknet's obj.names, labelImg's classes.txt)")
+    parser.add_argument('--skip-non-images', action='store_true',
+                        help='leave out (and count) images that are not JPEG or PNG (WebP, '
+                             'BMP, ...) instead of stopping')
+    _add_detection_options(parser)
+
+
+def _yolo_keywords(args: argparse.Namespace) -> Dict[str, Any]:
+    return {'data_yaml': args.data, 'names_file': args.names,
+            'on_non_image': 'skip' if args.skip_non_images else 'error',
+            **_detection_keywords(args)}
+
+
+def _add_detection_options(parser: argparse.ArgumentParser) -> None:
+    """The options every detection KIND shares: the classes, the layout, unknown classes and
+    bad boxes."""
+    parser.add_argument('--classes', metavar='SPEC',
+                        help="the records' classes, labels 1..N in this order: a comma list "
+                             "(mask,no-mask), a file (one name a line, or an OD API "
+                             'label_map.pbtxt whose ids are kept) or auto (the sorted names '
+                             "found) (default: the dataset's own)")
+    parser.add_argument('--layout', choices=detection.LAYOUTS, default='ssd',
+                        help="the record layout: SSD-Tensorflow's keys, or the Object "
+                             "Detection API's with a label_map.pbtxt beside the shards "
+                             '(default: %(default)s)')
+    parser.add_argument('--on-unknown-class', choices=detection.ON_UNKNOWN_CLASS,
+                        default='error',
+                        help='an object of a class not among --classes stops the conversion '
+                             '(error), or is left out and counted (skip) (default: '
+                             '%(default)s)')
+    _add_on_bad_box(parser)
+
+
+def _detection_keywords(args: argparse.Namespace) -> Dict[str, Any]:
+    return {'classes': args.classes, 'layout': args.layout,
+            'on_unknown_class': args.on_unknown_class, 'on_bad_box': args.on_bad_box}
+
+
 _VOC_TREE = """\
 SRC is the VOC<year> folder, the VOCdevkit root, or the folder holding VOCdevkit/:
 
@@ -347,4 +392,20 @@ Convert a Pascal VOC segmentation tree (deeplab's: VOC2012) to deeplab TFRecords
         'the ADEChallengeData2016 folder',
         'train (images/training), val (images/validation)', ['train', 'val'],
         _add_on_bad_label, _on_bad_label_keywords),
+    'yolo': KindOptions(
+        """\
+Convert a YOLO dataset (Ultralytics, Roboflow: one text file of `class x y w h` lines per
+image, normalised) to detection TFRecords, SSD-Tensorflow's layout or the OD API's.
+
+SRC is either layout, with the class names in SRC/data.yaml (or --data, --names):
+  <split>/images/*.jpg  <split>/labels/*.txt    Roboflow's export
+  images/<split>/*.jpg  labels/<split>/*.txt    Ultralytics'
+
+data.yaml's train/val/test keys name the splits (else the folder names). An empty label
+file is an image without objects; an image without a label file is background only
+(counted). Polygon lines (class x1 y1 x2 y2 ...) become their bounding box (counted).
+""",
+        'the YOLO dataset folder (see above)',
+        "data.yaml's keys (train, val, test), else the split folders' names", None,
+        _yolo_options, _yolo_keywords),
 }
