@@ -387,13 +387,20 @@ def read_labels(label_path: str, names: Mapping[int, str], policy: convert_utils
       ValueError: naming the file and line, for a bad field count, a class id that is not an
         integer or has no name, or a number that is not finite or is negative.
     """
-    what = 'a YOLO label file (class x y w h lines)'
-    _check_size(label_path, MAX_LABEL_BYTES, what)
-    lines = convert_utils.read_text_lines(label_path, policy, what)
+    # One bounded read (the limit checked on the open descriptor), not a stat and a read:
+    # label files are half of what a conversion opens.
+    data = fs.read_source(label_path, policy.roots(), min(policy.max_file_bytes, MAX_LABEL_BYTES))
+    try:
+        text = data.decode('utf-8')
+    except UnicodeDecodeError as error:
+        raise ValueError(f'{label_path} is not a YOLO label file (class x y w h lines): it is '
+                         f'not UTF-8 text ({error})') from error
     objects, notes = [], []
-    for number, line in lines:
-        where = f'{label_path}:{number}'
+    for number, line in enumerate(text.splitlines(), 1):
         fields = line.split()
+        if not fields:
+            continue
+        where = f'{label_path}:{number}'
         class_id = _class_id(fields[0], names, where)
         numbers = [_coordinate(field, where) for field in fields[1:]]
         if len(fields) == 5:
@@ -465,7 +472,9 @@ def encode_item(item: Tuple[str, str], names: Mapping[int, str],
         objects, notes = read_labels(label_path, names, policy)
     else:
         objects, notes = [], [(MISSING_LABEL_FILE, image_path)]
-    filename = os.path.relpath(image_path, image_root)
+    # The path below the image folder; os.path.relpath would resolve both against the
+    # working directory on every call.
+    filename = image_path[len(image_root):].lstrip(os.sep)
     record = detection.make_record(
         image, info, objects, classes=classes, layout=layout, on_bad_box=on_bad_box,
         on_unknown_class=on_unknown_class, filename=filename, source_id=filename)

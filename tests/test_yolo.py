@@ -261,6 +261,18 @@ def test_a_data_yaml_is_refused_in_one_line_naming_it(tmp_path, capsys, text, me
     assert not (tmp_path / 'pwned').exists() and not os.path.exists('pwned')
 
 
+def test_a_label_file_over_the_bound_or_not_text_is_refused_naming_it(tmp_path, monkeypatch):
+    src = build_tree(tmp_path / 'src', scene={'a': [(0, (1, 1, 9, 9))]}, splits=('train',))
+    label = src / 'train' / 'labels' / 'a.txt'
+    monkeypatch.setattr(yolo, 'MAX_LABEL_BYTES', 10)
+    with pytest.raises(ValueError, match=f'{label}.*over the limit of 10 bytes'):
+        yolo.convert_yolo(str(src), str(tmp_path / 'out'))
+    monkeypatch.undo()
+    label.write_bytes(b'0 0.5 0.5 0.1 0.1\n\xff\xfe\n')
+    with pytest.raises(ValueError, match=f'{label} is not a YOLO label file.*not UTF-8'):
+        yolo.convert_yolo(str(src), str(tmp_path / 'out2'))
+
+
 def test_a_huge_data_yaml_is_refused_before_it_is_parsed(tmp_path):
     src = build_tree(tmp_path / 'src', scene={'a': []}, splits=('train',),
                      yaml_text='names: [a]\n' + '#' * yolo.MAX_YAML_BYTES)
