@@ -29,7 +29,8 @@ Converting (`convert_yolo`, or `slimdata convert yolo SRC OUT`) writes the recor
     the file. Class names are only ever data.
   * An empty label file is an image without objects. A missing label file is read the way
     Ultralytics reads it: an image of background only; every one is counted in the summary
-    ('image without a label file').
+    ('image without a label file'). A split where no image has a label file is an error (the
+    label folder is not where the layout puts it).
   * A line of 5 fields is a box. A line of a class id and three or more x y pairs (Ultralytics'
     segmentation labels) is a polygon: its object's box is the polygon's extent, as
     Ultralytics' detection training makes it, and every one is counted in the summary. Any
@@ -552,6 +553,10 @@ def _split_source(split: str, folders: SplitFolders, names: ClassNames,
         raise ValueError(f'{folders.images} holds no images (files ending in '
                          f'{", ".join(IMAGE_EXTENSIONS)})')
     missing = sum(1 for _, label in listing.items if not label)
+    if missing == len(listing.items):
+        # Ultralytics would train on background only; here it is a label folder not found.
+        raise ValueError(f'{folders.labels} holds no label file for any of the {missing} images '
+                         f'of {folders.images} (expected <image name without extension>.txt)')
     progress.info(f'yolo {split}: {len(listing.items)} images in {folders.images}, '
                   f'{missing} without a label file (background only)')
     for what, paths in (('files without an image extension', listing.not_images),

@@ -294,6 +294,13 @@ def test_a_folder_of_neither_layout_names_both(tmp_path):
         yolo.convert_yolo(str(tmp_path / 'src'), str(tmp_path / 'out'))
 
 
+def test_a_split_without_any_label_file_is_an_error_naming_the_folder(tmp_path):
+    src = build_tree(tmp_path / 'src', scene={'a': None, 'b': None}, splits=('train',))
+    with pytest.raises(ValueError, match=f"{src / 'train' / 'labels'} holds no label file for "
+                                         'any of the 2 images'):
+        yolo.convert_yolo(str(src), str(tmp_path / 'out'))
+
+
 def test_an_image_of_another_format_is_an_error_naming_it(tmp_path):
     src = build_tree(tmp_path / 'src', scene={'a': []}, splits=('train',))
     write_image(src / 'train' / 'images' / 'b.bmp', fmt='BMP')
