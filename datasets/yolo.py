@@ -242,10 +242,11 @@ def find_class_names(src: str, policy: convert_utils.SourcePolicy,
     Raises:
       ValueError: when none of these is there, naming SRC and the options that give one.
     """
+    # A file the user names may lie outside SRC: its folder is a root for reading it alone.
     if names_file is not None:
-        return read_names_file(names_file, policy)
+        return read_names_file(names_file, _also_in_folder_of(names_file, policy))
     if data_yaml is not None:
-        return read_data_yaml(data_yaml, policy)
+        return read_data_yaml(data_yaml, _also_in_folder_of(data_yaml, policy))
     found = [name for name in (fs.list_files(src) if fs.isdir(src) else [])
              if name.lower().endswith(('.yaml', '.yml'))]
     if 'data.yaml' in found:
@@ -256,6 +257,12 @@ def find_class_names(src: str, policy: convert_utils.SourcePolicy,
                      (f' and several YAML files {found}' if found else '') +
                      '; name one with --data FILE, or a names file (one class name a line, '
                      'e.g. classes.txt) with --names FILE')
+
+
+def _also_in_folder_of(path: str, policy: convert_utils.SourcePolicy
+                       ) -> convert_utils.SourcePolicy:
+    return dataclasses.replace(policy, other_roots=(*policy.other_roots,
+                                                    os.path.dirname(os.path.abspath(path))))
 
 
 # --- Folders -----------------------------------------------------------------------------------
@@ -306,7 +313,7 @@ def name_splits(names: ClassNames, src: str, folders: Dict[str, SplitFolders]
             raise ValueError(f'{names.source}: {key} is {value!r}; this converter reads a split '
                              'given as one folder of images (not a list, nor a .txt list of '
                              'image paths)')
-        candidates = _folder_candidates(value, names.root, yaml_folder)
+        candidates = _folder_candidates(value, names.root, yaml_folder, src)
         existing = [os.path.realpath(path) for path in candidates if fs.isdir(path)]
         if not existing:
             progress.info(f'yolo: {names.source} names {key}: {value!r}, which is no folder '
@@ -323,23 +330,24 @@ def name_splits(names: ClassNames, src: str, folders: Dict[str, SplitFolders]
     return named
 
 
-def _folder_candidates(value: str, root: Optional[str], yaml_folder: str) -> List[str]:
+def _folder_candidates(value: str, root: Optional[str], yaml_folder: str,
+                       src: str) -> List[str]:
     """Where a data.yaml split value may point, in the order Ultralytics and Roboflow mean it:
     under `path` (itself relative to the YAML's folder), under the YAML's folder, and for
     Roboflow's `../train/images` (written for a training script one folder up) the YAML's
-    folder with the leading `../` removed."""
+    folder with the leading `../` removed; then the same below SRC (a YAML given with --data
+    from elsewhere, its `path` written for another machine)."""
     if os.path.isabs(value):
         return [value]
-    candidates = []
-    if root is not None:
-        candidates.append(os.path.join(yaml_folder, root, value))
-    candidates.append(os.path.join(yaml_folder, value))
     stripped = value
     while stripped.startswith('../'):
         stripped = stripped[3:]
-    if stripped != value:
-        candidates.append(os.path.join(yaml_folder, stripped))
-    return [os.path.normpath(candidate) for candidate in candidates]
+    candidates = []
+    for folder in dict.fromkeys([yaml_folder, src]):
+        if root is not None and not os.path.isabs(root):
+            candidates.append(os.path.join(folder, root, value))
+        candidates += [os.path.join(folder, value), os.path.join(folder, stripped)]
+    return list(dict.fromkeys(os.path.normpath(candidate) for candidate in candidates))
 
 
 class Listing(NamedTuple):

@@ -147,6 +147,18 @@ def test_ultralytics_layout_with_a_path_key_and_names_by_id(tmp_path):
                          expected_records(src, 'images/val', SCENE))
 
 
+def test_a_data_yaml_from_elsewhere_with_another_machines_path(tmp_path):
+    yaml_text = ('path: /home/someone/datasets/masks\ntrain: images/train\n'
+                 f'names: {list(NAMES)!r}\n')
+    src = build_tree(tmp_path / 'src', 'ultralytics', splits=('train',), yaml_text='')
+    (tmp_path / 'masks.yaml').write_text(yaml_text)
+    summaries = yolo.convert_yolo(str(src), str(tmp_path / 'out'),
+                                  data_yaml=str(tmp_path / 'masks.yaml'))
+    assert list(summaries) == ['train']
+    assert_records_equal(read_records(tmp_path / 'out', 'train'),
+                         expected_records(src, 'images/train', SCENE))
+
+
 def test_a_names_file_and_no_split_keys_use_the_folder_names(tmp_path):
     src = build_tree(tmp_path / 'src', splits=('train', 'test'), yaml_text='')
     (src / 'data.yaml').unlink()
