@@ -8,7 +8,7 @@ import functools
 from typing import Any, Callable, Dict, Optional
 
 from slimdata.dataset import Dataset
-from slimdata.datasets import classification, imagenet, pascalvoc, segmentation
+from slimdata.datasets import classification, detection_dataset, imagenet, pascalvoc, segmentation
 
 
 def _by_name(module, name: str) -> Callable[..., Dataset]:
@@ -29,6 +29,7 @@ DATASETS_MAP: Dict[str, Callable[..., Dataset]] = {
     'image_folder': _by_name(classification, 'image_folder'),
     'pascalvoc_2007': _voc_year('2007'),
     'pascalvoc_2012': _voc_year('2012'),
+    'detection': detection_dataset.get_split,
     'pascal_voc_seg': _by_name(segmentation, 'pascal_voc_seg'),
     'cityscapes': _by_name(segmentation, 'cityscapes'),
     'ade20k': _by_name(segmentation, 'ade20k'),

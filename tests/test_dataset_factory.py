@@ -50,6 +50,11 @@ def test_unknown_split_lists_the_known_ones(tmp_path):
         dataset_factory.get_dataset('mnist', 'training', str(tmp_path))
 
 
+#: What a descriptor needs recorded beyond splits and labels: the detection converters'
+#: layout and number of classes (the `detection` descriptor has no published constants).
+RECORDED_EXTRA = {'detection': {'layout': 'ssd', 'num_classes': 2}}
+
+
 def test_every_name_has_a_descriptor_with_items(tmp_path):
     for name in dataset_factory.DATASETS_MAP:
         split = 'train_fine' if name == 'cityscapes' else 'train'
@@ -57,7 +62,7 @@ def test_every_name_has_a_descriptor_with_items(tmp_path):
         dataset_info.write_dataset_info(
             str(tmp_path / name), name,
             {split: [{'file': f'{split}-00000-of-00001.tfrecord', 'num_records': 3}]},
-            labels_to_names={0: 'cat', 1: 'dog'})
+            labels_to_names={0: 'cat', 1: 'dog'}, extra=RECORDED_EXTRA.get(name))
         dataset = dataset_factory.get_dataset(name, split, str(tmp_path / name))
         assert 'image' in dataset.decoder.list_items(), name
         assert dataset.num_samples == 3

@@ -1,8 +1,12 @@
-"""train_examples/train_ssd.py and ssd_preprocessing.py: SSD's input pipeline, loss and loop.
+"""train_examples/train_ssd.py, eval_ssd.py and ssd_preprocessing.py: SSD's input pipeline,
+loss, loop and evaluation.
 
 The box transforms, anchors, matching and encoding are checked against values worked out by
 hand (in the comments); the random crop against the pixels of objects painted into an image;
-the training script end to end on a tiny synthetic VOC tree converted by the real converter.
+the training script end to end on a tiny synthetic VOC tree converted by the real converter;
+training and evaluation on a dataset of the user's own classes (`detection`), the evaluation's
+object counts against the source XML and its detection stage on the ground truth's own
+encoding (every object found: AP 1).
 """
 
 import math
@@ -18,8 +22,12 @@ from slimdata.datasets import pascalvoc, synthetic
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 'train_examples'))
 
+import eval_ssd  # noqa: E402
 import ssd_preprocessing  # noqa: E402
 import train_ssd  # noqa: E402
+import voc_metrics  # noqa: E402
+
+import detection_folders  # noqa: E402
 
 
 def evaluate(fetches):
@@ -316,3 +324,110 @@ def test_loss_falls(voc_records, tmp_path):
                          '--image_size', '160')
     assert figures['loss_end'] < 0.5 * figures['loss_start'], figures
     assert figures['localisation_loss_end'] < figures['localisation_loss_start'], figures
+
+
+# --- The user's own classes: train and evaluate -------------------------------------------------
+
+SMALL_RUN = ['--batch_size', '4', '--image_size', '96', '--num_readers', '1',
+             '--num_preprocessing_threads', '1']
+
+
+@pytest.fixture(scope='module')
+def custom_records(tmp_path_factory):
+    """(a VOC tree of three classes of the user's, its 'train' and 'val' records)."""
+    root = tmp_path_factory.mktemp('ssd_custom')
+    voc_folder = detection_folders.custom_voc_tree(str(root / 'VOCdevkit'), num_images=24,
+                                                   image_size=(128, 96), seed=3)
+    records = str(root / 'records')
+    detection_folders.convert_custom(voc_folder, records, ['train', 'val'])
+    return voc_folder, records
+
+
+@pytest.fixture(scope='module')
+def custom_checkpoint(custom_records, tmp_path_factory):
+    """A few training steps on the user's classes; the train_dir."""
+    train_dir = tmp_path_factory.mktemp('ssd_custom_train')
+    train_ssd.main(['--dataset_name', 'detection', '--dataset_dir', custom_records[1],
+                    '--train_dir', str(train_dir), '--max_number_of_steps', '3', *SMALL_RUN])
+    return str(train_dir)
+
+
+def evaluate_script(records, checkpoint, *extra):
+    return eval_ssd.main(['--dataset_name', 'detection', '--dataset_split_name', 'val',
+                          '--dataset_dir', records, '--checkpoint_path', checkpoint,
+                          '--eval_image_size', '96', '--batch_size', '4', *extra])
+
+
+def test_training_takes_num_classes_from_the_folder(custom_checkpoint):
+    checkpoint = tf.train.latest_checkpoint(custom_checkpoint)
+    shapes = dict(tf.train.list_variables(checkpoint))
+    per_location = ssd_preprocessing.anchors_per_location(train_ssd.ASPECT_RATIOS)
+    assert shapes['ssd_net/head1/classes/weights'][-1] == per_location * 4  # 3 + background
+    assert eval_ssd.checkpoint_num_classes(checkpoint) == 4
+
+
+def test_evaluation_scores_every_class_of_the_user(custom_records, custom_checkpoint):
+    voc_folder, records = custom_records
+    val_ids = detection_folders.split_ids(voc_folder, 'val')
+    objects = [o for image_id in val_ids
+               for o in detection_folders.annotations(voc_folder, image_id)]
+    results = evaluate_script(records, custom_checkpoint)
+    assert results['num_examples'] == len(val_ids)
+    assert [(r.label, r.name, r.num_objects) for r in results['classes']] == [
+        (label, name, sum(1 for o in objects if o.label == label and not o.difficult))
+        for label, name in enumerate(detection_folders.NAMES, 1)]
+    for result in results['classes']:
+        for ap in (result.ap_voc07, result.ap_area):
+            assert ap is None if not result.num_objects else 0.0 <= ap <= 1.0
+    assert results['global_step'] == 3
+    table = eval_ssd.format_results(results)
+    for name in detection_folders.NAMES:
+        assert f'\n{name} ' in table
+    assert 'mAP@0.5 VOC07 11-point' in table and 'area (VOC2010+)' in table
+    counted = evaluate_script(records, custom_checkpoint, '--remove_difficult=false')
+    assert [r.num_objects for r in counted['classes']] == [
+        sum(1 for o in objects if o.label == label) for label in (1, 2, 3)]
+
+
+def test_evaluation_refuses_a_checkpoint_of_other_classes(voc_records, custom_checkpoint):
+    with pytest.raises(ValueError, match=r'was trained with 4 classes \(the background '
+                                         r'included\), but .* has 21'):
+        eval_ssd.main(['--dataset_dir', voc_records, '--dataset_split_name', 'train',
+                       '--checkpoint_path', custom_checkpoint])
+
+
+def test_detections_of_the_ground_truths_own_encoding_find_every_object(graph):
+    """The network's outputs replaced by the training targets of known boxes (a sure class
+    logit, the encoded offsets): the detection stage must give back each box once, with its
+    label, and the metric AP 1 for every class present."""
+    image_size = 96
+    anchors = train_ssd.model_anchors(image_size)
+    gt_labels = np.array([1, 3, 3], np.int64)
+    gt_boxes = np.array([[0.1, 0.1, 0.5, 0.4], [0.5, 0.55, 0.95, 0.9],
+                         [0.05, 0.6, 0.35, 0.95]], np.float32)
+    class_targets, box_targets = ssd_preprocessing.encode_ground_truth(
+        tf.constant(gt_labels), tf.constant(gt_boxes), anchors)
+    logits = 20.0 * tf.one_hot(class_targets, 4)
+    args = eval_ssd.parse_args(['--dataset_dir', 'unused'])
+    found = evaluate(eval_ssd.detect(logits[tf.newaxis], box_targets[tf.newaxis], anchors,
+                                     args))
+    valid = int(found['valid'][0])
+    assert sorted(found['labels'][0, :valid].tolist()) == [1, 3, 3]
+    for label, box in zip(gt_labels, gt_boxes):
+        mine = found['boxes'][0, :valid][found['labels'][0, :valid] == label]
+        assert np.min(np.abs(mine - box).max(axis=1)) < 1e-5
+    metric = voc_metrics.VocDetectionMetric([1, 2, 3])
+    metric.add_image(found['labels'][0, :valid], found['scores'][0, :valid],
+                     found['boxes'][0, :valid], gt_labels, gt_boxes)
+    assert [(r.ap_voc07, r.ap_area) for r in metric.results({})] == [
+        (1.0, 1.0), (None, None), (1.0, 1.0)]
+
+
+@pytest.mark.slow
+def test_a_longer_run_detects_the_users_classes(custom_records, tmp_path):
+    voc_folder, records = custom_records
+    train_ssd.main(['--dataset_name', 'detection', '--dataset_dir', records, '--train_dir',
+                    str(tmp_path), '--max_number_of_steps', '300', '--batch_size', '8',
+                    '--image_size', '128', '--seed', '1'])
+    results = evaluate_script(records, str(tmp_path), '--eval_image_size', '128')
+    assert results['map_area'] > 0.3, eval_ssd.format_results(results)

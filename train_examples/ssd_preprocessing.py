@@ -9,6 +9,7 @@ ymin, xmin, ymax, xmax in [0, 1], `object/label` int64 [N]):
      (`tf.image.sample_distorted_bounding_box`), the boxes moved into the crop's frame, boxes
      that are mostly cut away dropped and the rest clipped; a resize to a square; a random
      horizontal flip of the image and its boxes; mild colour distortion.
+     (`preprocess_for_eval` is its resize alone, for the evaluation.)
   2. `make_anchors`: the default boxes of every feature map, in the order the network's
      prediction heads emit them.
   3. `encode_ground_truth`: every anchor matched to a ground-truth box (IoU >= threshold, and
@@ -151,7 +152,23 @@ def preprocess_for_train(image: tf.Tensor, labels: tf.Tensor, boxes: tf.Tensor,
         image, boxes = random_flip_left_right(image, boxes, seed=seed)
         image = distort_colour(image, seed=seed)
         image.set_shape([image_size, image_size, 3])
-        return image * 2.0 - 1.0, labels, boxes
+        return to_network_range(image), labels, boxes
+
+
+def preprocess_for_eval(image: tf.Tensor, image_size: int) -> tf.Tensor:
+    """The evaluation input: `image` (uint8 [H, W, 3]) resized to the square
+    [image_size, image_size, 3] without keeping its aspect ratio (SSD-Tensorflow's default
+    WARP_RESIZE, the training resize) and scaled to [-1, 1]; no augmentation. Normalised
+    boxes need no change for it."""
+    with tf.name_scope('ssd_preprocessing_eval'):
+        image = tf.image.resize(image, [image_size, image_size]) / 255.0
+        image.set_shape([image_size, image_size, 3])
+        return to_network_range(image)
+
+
+def to_network_range(image: tf.Tensor) -> tf.Tensor:
+    """A float image in [0, 1] scaled to the network's input range, [-1, 1]."""
+    return image * 2.0 - 1.0
 
 
 # --- Anchors -----------------------------------------------------------------------------------

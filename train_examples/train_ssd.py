@@ -167,6 +167,29 @@ def ssd_net(images: tf.Tensor, num_classes: int, num_anchors_per_location: int,
         return tf.concat(class_logits, axis=1), tf.concat(box_offsets, axis=1), sides
 
 
+def model_anchors(image_size: int) -> Any:
+    """The anchors of `ssd_net` on square images of side `image_size` (cy, cx, h, w)."""
+    map_sides = ssd_preprocessing.feature_map_sizes(image_size, FEATURE_STRIDES)
+    return ssd_preprocessing.make_anchors(map_sides, ANCHOR_SCALES, ASPECT_RATIOS)
+
+
+def build_network(images: tf.Tensor, num_classes: int, image_size: int,
+                  weight_decay: float = 0.00004) -> Tuple[tf.Tensor, tf.Tensor]:
+    """`ssd_net` with this script's anchor layout, checked against `model_anchors`.
+
+    Returns:
+      (class_logits [B, A, num_classes], box_offsets [B, A, 4]).
+    """
+    class_logits, box_offsets, net_sides = ssd_net(
+        images, num_classes, ssd_preprocessing.anchors_per_location(ASPECT_RATIOS),
+        weight_decay)
+    map_sides = ssd_preprocessing.feature_map_sizes(image_size, FEATURE_STRIDES)
+    if tuple(net_sides) != map_sides:
+        raise ValueError(f'the network\'s feature maps have sides {tuple(net_sides)} but the '
+                         f'anchors were laid out for {map_sides} (FEATURE_STRIDES is wrong)')
+    return class_logits, box_offsets
+
+
 def _flatten_locations(head: tf.Tensor, depth: int) -> tf.Tensor:
     """[B, rows, cols, shapes * depth] -> [B, rows * cols * shapes, depth]."""
     return tf.reshape(head, [tf.shape(head)[0], -1, depth])
@@ -235,15 +258,10 @@ def build_training(args: argparse.Namespace) -> Dict[str, tf.Tensor]:
     if not num_classes:
         raise ValueError(f'dataset {args.dataset_name!r} does not say its number of classes; '
                          'pass --num_classes (including the background)')
-    map_sides = ssd_preprocessing.feature_map_sizes(args.image_size, FEATURE_STRIDES)
-    anchors = ssd_preprocessing.make_anchors(map_sides, ANCHOR_SCALES, ASPECT_RATIOS)
+    anchors = model_anchors(args.image_size)
     images, class_targets, box_targets = build_inputs(dataset, anchors, args)
-    class_logits, box_offsets, net_sides = ssd_net(
-        images, num_classes, ssd_preprocessing.anchors_per_location(ASPECT_RATIOS),
-        args.weight_decay)
-    if tuple(net_sides) != map_sides:
-        raise ValueError(f'the network\'s feature maps have sides {tuple(net_sides)} but the '
-                         f'anchors were laid out for {map_sides} (FEATURE_STRIDES is wrong)')
+    class_logits, box_offsets = build_network(images, num_classes, args.image_size,
+                                              args.weight_decay)
     classification_loss, localisation_loss = ssd_losses(
         class_logits, box_offsets, class_targets, box_targets, args.negative_ratio)
     detection_loss = classification_loss + args.loss_alpha * localisation_loss
