@@ -301,38 +301,14 @@ def _yolo_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--skip-non-images', action='store_true',
                         help='leave out (and count) images that are not JPEG or PNG (WebP, '
                              'BMP, ...) instead of stopping')
-    _add_detection_options(parser)
+    _add_on_bad_box(parser)
+    add_detection_options(parser, "data.yaml's names, in class-id order")
 
 
 def _yolo_keywords(args: argparse.Namespace) -> Dict[str, Any]:
-    return {'data_yaml': args.data, 'names_file': args.names,
+    return {'data_yaml': args.data, 'names_file': args.names, 'on_bad_box': args.on_bad_box,
             'on_non_image': 'skip' if args.skip_non_images else 'error',
-            **_detection_keywords(args)}
-
-
-def _add_detection_options(parser: argparse.ArgumentParser) -> None:
-    """The options every detection KIND shares: the classes, the layout, unknown classes and
-    bad boxes."""
-    parser.add_argument('--classes', metavar='SPEC',
-                        help="the records' classes, labels 1..N in this order: a comma list "
-                             "(mask,no-mask), a file (one name a line, or an OD API "
-                             'label_map.pbtxt whose ids are kept) or auto (the sorted names '
-                             "found) (default: the dataset's own)")
-    parser.add_argument('--layout', choices=detection.LAYOUTS, default='ssd',
-                        help="the record layout: SSD-Tensorflow's keys, or the Object "
-                             "Detection API's with a label_map.pbtxt beside the shards "
-                             '(default: %(default)s)')
-    parser.add_argument('--on-unknown-class', choices=detection.ON_UNKNOWN_CLASS,
-                        default='error',
-                        help='an object of a class not among --classes stops the conversion '
-                             '(error), or is left out and counted (skip) (default: '
-                             '%(default)s)')
-    _add_on_bad_box(parser)
-
-
-def _detection_keywords(args: argparse.Namespace) -> Dict[str, Any]:
-    return {'classes': args.classes, 'layout': args.layout,
-            'on_unknown_class': args.on_unknown_class, 'on_bad_box': args.on_bad_box}
+            **detection_keywords(args)}
 
 
 _VOC_TREE = """\
