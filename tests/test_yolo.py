@@ -237,7 +237,8 @@ def test_a_bad_label_line_names_the_file_and_line(tmp_path, capsys, line, messag
     label = src / 'train' / 'labels' / 'a.txt'
     label.write_text(label.read_text() + '\n' + line + '\n')
     status = cli.main(['convert', 'yolo', str(src), str(tmp_path / 'out'), '--quiet'])
-    errors = [text for text in capsys.readouterr().err.splitlines() if 'error' in text]
+    errors = [text for text in capsys.readouterr().err.splitlines()
+              if text.startswith('slimdata convert yolo: error: ')]
     assert status == 1 and len(errors) == 1, errors
     assert f'{label}:3: ' in errors[0] and message in errors[0], errors[0]
     assert not glob.glob(str(tmp_path / 'out' / '*.tfrecord'))
