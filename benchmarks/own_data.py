@@ -322,9 +322,8 @@ DATASETS: Dict[str, Dataset] = {
         {'train': 'train/images', 'val': 'valid/images'}, read_yolo),
     'fruit_object_detection': Dataset(
         'duhee01/fruit_object_detection', 'voc',
-        [['{src}/train_zip/train', '{out}', '--classes', 'auto', '--split', 'train'],
-         ['{src}/test_zip/test', '{out}', '--classes', 'auto', '--split', 'test']],
-        {'train': 'train_zip/train', 'test': 'test_zip/test'}, read_voc),
+        [['{src}/train_zip/train', '{out}', '--classes', 'auto']],   # 10% held out
+        {'train': 'train_zip/train', 'validation': 'train_zip/train'}, read_voc),
     'detr-facemask-dataset': Dataset(
         'iniakunhuda/detr-facemask-dataset', 'coco',
         [['{src}/annotations/custom_train.json', '{out}', '--images', '{src}/train2017',
