@@ -355,7 +355,8 @@ class Listing(NamedTuple):
 
     Attributes:
       items: (image path, label path or '' when there is none), sorted by image name.
-      not_images: files in the image folder without an image extension.
+      not_images: what the image folder holds besides images: files without an image
+        extension, and folders (Ultralytics reads subfolders too; this converter does not).
       orphan_labels: label files without an image.
     """
     items: List[Tuple[str, str]]
@@ -368,8 +369,11 @@ def list_split(folders: SplitFolders, names_source: str) -> Listing:
     if not fs.isdir(folders.images):
         raise ValueError(f'{folders.images} does not exist or is not a folder')
     label_names = set(fs.list_files(folders.labels)) if fs.isdir(folders.labels) else set()
-    items, not_images, stems = [], [], set()
-    for name in fs.list_files(folders.images):
+    files = fs.list_files(folders.images)
+    not_images = [os.path.join(folders.images, name)
+                  for name in sorted(set(fs.listdir(folders.images)) - set(files))]
+    items, stems = [], set()
+    for name in files:
         stem, extension = os.path.splitext(name)
         if extension.lower() not in IMAGE_EXTENSIONS:
             not_images.append(os.path.join(folders.images, name))
@@ -567,7 +571,7 @@ def _split_source(split: str, folders: SplitFolders, names: ClassNames,
                          f'of {folders.images} (expected <image name without extension>.txt)')
     progress.info(f'yolo {split}: {len(listing.items)} images in {folders.images}, '
                   f'{missing} without a label file (background only)')
-    for what, paths in (('files without an image extension', listing.not_images),
+    for what, paths in (('files without an image extension, and folders', listing.not_images),
                         ('label files without an image', listing.orphan_labels)):
         if paths:
             progress.info(f'yolo {split}: not converted: {len(paths)} {what}, e.g. '

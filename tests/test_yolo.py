@@ -334,12 +334,19 @@ def test_skip_non_images_leaves_them_out_and_counts_them(tmp_path):
 def test_the_command_line_converts_and_reports(tmp_path, capsys):
     src = build_tree(tmp_path / 'src')
     (src / 'valid' / 'labels' / 'orphan.txt').write_text('0 0.5 0.5 0.1 0.1\n')
+    (src / 'valid' / 'images' / 'more').mkdir()
+    (src / 'valid' / 'images' / 'notes.md').write_text('not an image')
     status = cli.main(['convert', 'yolo', str(src), str(tmp_path / 'out'), '--split', 'val',
                        '--layout', 'od-api'])
     err = capsys.readouterr().err
     assert status == 0, err
     assert 'roboflow layout' in err and "3 class names from" in err
     assert '1 without a label file' in err
+    assert ('not converted: 2 files without an image extension, and folders, e.g. '
+            f"{src / 'valid' / 'images' / 'more'}, {src / 'valid' / 'images' / 'notes.md'}"
+            in err)
+    assert ('not converted: 1 label files without an image, e.g. '
+            f"{src / 'valid' / 'labels' / 'orphan.txt'}" in err)
     assert (tmp_path / 'out' / 'label_map.pbtxt').exists()
     spec = {'image/object/class/text': tf.io.VarLenFeature(tf.string),
             'image/object/class/label': tf.io.VarLenFeature(tf.int64)}
