@@ -15,22 +15,23 @@ them all, whatever the source format and classes::
 Nothing about the folder is assumed: a folder without `dataset_info.json`, one that holds
 another kind of dataset, or records in the Object Detection API's layout (`--layout od-api`,
 which the OD API's own decoder reads) is refused here, naming the folder and what reads it,
-rather than failing later inside TensorFlow. Folders of `pascalvoc_2007` / `pascalvoc_2012`
-converted before the detection converters recorded a layout are in the SSD layout, and read
-too.
+rather than failing later inside TensorFlow. A folder of VOC's own 20 classes records no
+layout (`pascalvoc_2007`, `pascalvoc_2012`, or `detection` for a VOC folder converted without
+`--year`), as VOC folders always have: it is in the SSD layout, and read too.
 """
 
 from typing import Any, Mapping, Optional
 
 from slimdata.dataset import Dataset
-from slimdata.datasets import dataset_utils, pascalvoc
+from slimdata.datasets import pascalvoc
 from slimdata.records import dataset_info
 
 NAME = 'detection'
 #: The layout this descriptor reads, as `extra.layout` of dataset_info.json names it.
 LAYOUT = 'ssd'
-#: Datasets recorded before `extra.layout` was: their records are in the SSD layout.
-SSD_LAYOUT_DATASETS = ('pascalvoc_2007', 'pascalvoc_2012')
+#: Datasets whose folders need not record `extra.layout` (VOC's own classes, in a VOC tree
+#: or a folder converted without --year): they are in the SSD layout.
+SSD_LAYOUT_DATASETS = ('pascalvoc_2007', 'pascalvoc_2012', NAME)
 
 ITEMS_TO_DESCRIPTIONS = {
     **pascalvoc.ITEMS_TO_DESCRIPTIONS,
@@ -67,6 +68,7 @@ def get_split(split_name: str, dataset_dir: str, file_pattern: Optional[str] = N
         records in the SSD layout, records no `num_classes`, or holds no complete split
         `split_name`.
     """
+    from slimdata.datasets import dataset_utils  # imports TensorFlow: only when called
     info = dataset_info.read_dataset_info(dataset_dir)
     if info is None:
         raise ValueError(
@@ -74,7 +76,7 @@ def get_split(split_name: str, dataset_dir: str, file_pattern: Optional[str] = N
             f'{NAME!r}, ...) takes the classes, num_classes and split sizes from the one '
             'slimdata convert voc, coco or yolo writes beside the records (records converted '
             "by SSD-Tensorflow's own script read with get_dataset('pascalvoc_2007', ...))")
-    recorded = check_ssd_layout(info, dataset_dir)
+    recorded = _check_detection_records(info, dataset_dir)
     if 'num_classes' not in info.get('extra', {}):
         raise ValueError(f'{dataset_dir}/{dataset_info.DATASET_INFO_FILENAME} records no '
                          'extra.num_classes (the classes plus the background); convert the '
@@ -87,29 +89,35 @@ def get_split(split_name: str, dataset_dir: str, file_pattern: Optional[str] = N
         file_pattern=file_pattern, reader=reader, reads=(recorded,))
 
 
-def check_ssd_layout(info: Mapping[str, Any], dataset_dir: str) -> str:
-    """Refuses a folder whose `dataset_info.json` (`info`) does not describe detection records
-    in the SSD layout; returns the dataset name it records.
+def check_ssd_layout(info: Mapping[str, Any], dataset_dir: str) -> None:
+    """Refuses a folder whose `dataset_info.json` (`info`) records a layout other than the
+    SSD one (a folder that records none is in it: VOC's own, and every older folder).
 
     Raises:
-      ValueError: naming the folder, its layout or dataset, and what reads it.
+      ValueError: naming the folder, its layout and what reads it.
     """
-    recorded = info.get('name') or ''
-    layout = info.get('extra', {}).get('layout')
-    if layout is None and recorded in SSD_LAYOUT_DATASETS:
-        return recorded
+    layout = info.get('extra', {}).get('layout', LAYOUT)
     if layout == LAYOUT:
-        return recorded
+        return
     where = f'{dataset_dir} (its {dataset_info.DATASET_INFO_FILENAME})'
     if layout in _READERS:
         raise ValueError(
             f'{where} holds detection records in the {layout!r} layout, which '
-            f'{_READERS[layout]} reads; get_dataset({NAME!r}, ...) reads the {LAYOUT!r} layout '
-            f'(SSD-Tensorflow\'s): convert again with --layout {LAYOUT} into another folder')
-    if layout is not None:
-        raise ValueError(f'{where} records the layout {layout!r}; get_dataset({NAME!r}, ...) '
-                         f'reads the {LAYOUT!r} layout only')
+            f'{_READERS[layout]} reads; slimdata\'s detection descriptors read the {LAYOUT!r} '
+            f'layout (SSD-Tensorflow\'s): convert again with --layout {LAYOUT} into another '
+            'folder')
+    raise ValueError(f'{where} records the layout {layout!r}; slimdata\'s detection '
+                     f'descriptors read the {LAYOUT!r} layout only')
+
+
+def _check_detection_records(info: Mapping[str, Any], dataset_dir: str) -> str:
+    """The dataset name `info` records, if the folder holds detection records in the SSD
+    layout: a layout recorded by the detection converters, or a VOC folder's name."""
+    check_ssd_layout(info, dataset_dir)
+    recorded = info.get('name') or ''
+    if 'layout' in info.get('extra', {}) or recorded in SSD_LAYOUT_DATASETS:
+        return recorded
     raise ValueError(
-        f'{where} holds the dataset {recorded!r}, not detection records: read it with '
-        f'get_dataset({recorded!r}, ...), or point {NAME!r} at a folder written by slimdata '
-        'convert voc, coco or yolo')
+        f'{dataset_dir} (its {dataset_info.DATASET_INFO_FILENAME}) holds the dataset '
+        f'{recorded!r}, not detection records: read it with get_dataset({recorded!r}, ...), or '
+        f'point {NAME!r} at a folder written by slimdata convert voc, coco or yolo')

@@ -144,10 +144,14 @@ def get_split(split_name: str, dataset_dir: str, file_pattern: Optional[str] = N
       year: '2007' or '2012'.
 
     Raises:
-      ValueError: for an unknown year or split.
+      ValueError: for an unknown year or split, or a folder of records in the OD API's
+        layout.
     """
-    from slimdata.datasets import dataset_utils
+    from slimdata.datasets import dataset_utils, detection_dataset
     _check_year(year)
+    info = dataset_info.read_dataset_info(dataset_dir)
+    if info is not None:  # --layout od-api writes keys these items do not read
+        detection_dataset.check_ssd_layout(info, dataset_dir)
     return dataset_utils.make_dataset(
         name=f'pascalvoc_{year}', split_name=split_name, dataset_dir=dataset_dir,
         keys_to_features=keys_to_features(), items_to_handlers=items_to_handlers(),

@@ -1,28 +1,23 @@
-"""A detection dataset of the user's own classes, as the detection converters write it.
+"""A detection dataset of the user's own classes, converted by the real VOC converter.
 
 `custom_voc_tree` writes a synthetic VOC tree whose objects are renamed to classes of the
 user's (`CLASSES`: each keeps its synthetic shape and colour, so a small SSD learns them);
-`convert_custom` writes its records in the SSD layout into a folder with the classes in
-`dataset_info.json`, as `write_detection` records them (labels_to_names with 0 'none';
-extra num_classes, classes, layout). `annotations` reads the tree's XML back with this
+`convert_custom` converts it with those classes (`slimdata convert voc --classes`), which
+records them in `dataset_info.json`. `annotations` reads the tree's XML back with this
 module's own parsing, the independent expectation of what the records hold.
 """
 
-import functools
 import os
 import xml.etree.ElementTree as ElementTree
-from typing import Dict, List, NamedTuple, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from slimdata.datasets import pascalvoc, synthetic
-from slimdata.records import dataset_info, images
-from slimdata.records.example import serialize_example
-from slimdata.records.writer import SplitSource, WriteSummary, write_dataset
+from slimdata.records.writer import WriteSummary
 
 #: The synthetic classes kept, by the user's name for them (in label order, from 1).
 CLASSES = {'mask': 'aeroplane', 'helmet': 'bicycle', 'glove': 'bird'}
 NAMES = tuple(CLASSES)
 LABELS_TO_NAMES = {0: 'none', **{label: name for label, name in enumerate(NAMES, 1)}}
-DATASET_NAME = 'my_objects'
 
 
 class Annotation(NamedTuple):
@@ -34,7 +29,7 @@ class Annotation(NamedTuple):
 
 
 def custom_voc_tree(root: str, num_images: int, image_size: Tuple[int, int] = (160, 120),
-                    splits: Dict[str, float] = None, seed: int = 0) -> str:
+                    splits: Optional[Dict[str, float]] = None, seed: int = 0) -> str:
     """A synthetic VOC2007 tree under `root` with the objects of `CLASSES` renamed to the
     user's names and the others' annotations removed (they stay in the images, unlabelled).
 
@@ -82,36 +77,8 @@ def annotations(voc_folder: str, image_id: str) -> List[Annotation]:
     return objects
 
 
-def encode(image_id: str, voc_folder: str) -> bytes:
-    """One record in the SSD layout with the user's class names as label_text."""
-    jpeg_path = os.path.join(voc_folder, 'JPEGImages', f'{image_id}.jpg')
-    with open(jpeg_path, 'rb') as f:
-        jpeg = f.read()
-    info = images.check_image(jpeg, jpeg_path)
-    objects = annotations(voc_folder, image_id)
-    features = pascalvoc.record_features(
-        jpeg, info.width, info.height, info.channels,
-        labels=[o.label for o in objects], boxes=[o.box for o in objects],
-        difficult=[o.difficult for o in objects], truncated=[o.truncated for o in objects])
-    if objects:
-        features['image/object/bbox/label_text'] = [LABELS_TO_NAMES[o.label].encode()
-                                                    for o in objects]
-    return serialize_example(features)
-
-
 def convert_custom(voc_folder: str, output_dir: str, splits: Sequence[str],
-                   extra: Dict = None) -> Dict[str, WriteSummary]:
-    """Writes `splits` of the tree as the detection converters do (SSD layout, the classes
-    in dataset_info.json); `extra` replaces the recorded extra (to record another layout)."""
-    sources = [SplitSource(split, split_ids(voc_folder, split),
-                           functools.partial(encode, voc_folder=voc_folder), num_shards=2)
-               for split in splits]
-    return write_dataset(
-        output_dir, sources, dataset_name=DATASET_NAME, labels_to_names=LABELS_TO_NAMES,
-        keys_to_features=pascalvoc.FEATURES,
-        extra=extra or {'num_classes': len(NAMES) + 1, 'classes': list(NAMES),
-                        'layout': 'ssd'})
-
-
-def recorded_info(folder: str) -> Dict:
-    return dataset_info.read_dataset_info(folder)
+                   layout: str = 'ssd') -> Dict[str, WriteSummary]:
+    """Converts `splits` of the tree with the user's classes (`convert voc --classes`)."""
+    return pascalvoc.convert_voc(voc_folder, output_dir, '2007', list(splits), num_shards=2,
+                                 classes=','.join(NAMES), layout=layout)

@@ -5,7 +5,8 @@ The folders are written as the detection converters write them (tests/detection_
 what is read back is compared with the source XML, parsed there independently.
 """
 
-import json
+import os
+import shutil
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ import detection_folders
 from conftest import drain
 from slimdata import cli, show, slim
 from slimdata._tf import tf
-from slimdata.datasets import dataset_factory
+from slimdata.datasets import dataset_factory, pascalvoc, synthetic
 from slimdata.records import dataset_info
 
 
@@ -58,31 +59,27 @@ def test_the_provider_reads_the_source_objects(custom, graph):
         assert difficult.tolist() == [o.difficult for o in objects]
 
 
-def test_pascalvoc_descriptors_take_the_classes_of_the_folder(tmp_path, custom):
-    """A VOC folder converted with the user's classes: not VOC's 21."""
-    voc_folder, _ = custom
-    folder = str(tmp_path / 'voc')
-    detection_folders.convert_custom(voc_folder, folder, ['val'])
-    info = json.loads((tmp_path / 'voc' / 'dataset_info.json').read_text())
-    info['name'] = 'pascalvoc_2007'
-    (tmp_path / 'voc' / 'dataset_info.json').write_text(json.dumps(info))
-    dataset = dataset_factory.get_dataset('pascalvoc_2007', 'val', folder)
+def test_pascalvoc_descriptors_take_the_classes_of_the_folder(custom):
+    """A VOC tree converted with the user's classes: not VOC's 21."""
+    _, records = custom
+    assert dataset_info.read_dataset_info(records)['name'] == 'pascalvoc_2007'
+    dataset = dataset_factory.get_dataset('pascalvoc_2007', 'val', records)
     assert dataset.num_classes == 4
     assert dataset.labels_to_names == detection_folders.LABELS_TO_NAMES
-    assert dataset_factory.get_dataset('detection', 'val', folder).num_classes == 4
 
 
 def test_the_od_api_layout_is_refused_naming_what_reads_it(tmp_path, custom):
     voc_folder, _ = custom
     folder = str(tmp_path / 'od')
-    detection_folders.convert_custom(voc_folder, folder, ['val'], extra={
-        'num_classes': 4, 'classes': list(detection_folders.NAMES), 'layout': 'od-api'})
-    with pytest.raises(ValueError) as raised:
-        dataset_factory.get_dataset('detection', 'val', folder)
-    message = str(raised.value)
-    assert message.startswith(f'{folder} (its dataset_info.json) holds detection records in '
-                              "the 'od-api' layout")
-    assert 'TfExampleDecoder' in message and '--layout ssd' in message
+    detection_folders.convert_custom(voc_folder, folder, ['val'], layout='od-api')
+    for name in ('detection', 'pascalvoc_2007'):
+        with pytest.raises(ValueError) as raised:
+            dataset_factory.get_dataset(name, 'val', folder)
+        message = str(raised.value)
+        assert message.startswith(f'{folder} (its dataset_info.json) holds detection records '
+                                  "in the 'od-api' layout, which the Object Detection API's "
+                                  'decoder')
+        assert 'TfExampleDecoder' in message and '--layout ssd' in message
 
 
 def test_folders_that_are_not_detection_records_are_refused(tmp_path):
@@ -117,6 +114,23 @@ def test_older_voc_folders_are_in_the_ssd_layout(tmp_path):
         extra={'num_classes': 21})
     dataset = dataset_factory.get_dataset('detection', 'train', str(tmp_path))
     assert (dataset.num_samples, dataset.num_classes) == (5, 21)
+
+
+def test_a_folder_without_year_of_vocs_own_classes(tmp_path):
+    """A VOC folder without ImageSets, converted without --year or --classes: the dataset
+    `detection`, VOC's 20 classes, no layout recorded (as VOC folders never had one)."""
+    voc_folder = synthetic.make_voc_tree(str(tmp_path / 'src'), num_images=8,
+                                         image_size=(48, 32))
+    shutil.rmtree(os.path.join(voc_folder, 'ImageSets'))
+    folder = str(tmp_path / 'records')
+    summaries = pascalvoc.convert_voc(voc_folder, folder, None, validation_ratio=0.25)
+    info = dataset_info.read_dataset_info(folder)
+    assert (info['name'], info['extra']) == ('detection', {'num_classes': 21})
+    for split, summary in summaries.items():
+        dataset = dataset_factory.get_dataset('detection', split, folder)
+        assert dataset.num_samples == summary.num_records
+        assert dataset.num_classes == 21 and dataset.labels_to_names == pascalvoc.LABELS_TO_NAMES
+    assert sorted(summaries) == ['train', 'validation']
 
 
 def test_show_draws_the_users_class_names(custom, tmp_path, capsys):

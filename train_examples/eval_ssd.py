@@ -27,6 +27,7 @@ import argparse
 import os
 import sys
 import time
+import warnings
 from typing import Any, Dict, Optional, Sequence, Set
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
@@ -218,7 +219,9 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     started = time.perf_counter()
     tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.ERROR)
     checkpoint = resolve_checkpoint(args.checkpoint_path)
-    with tf.Graph().as_default():
+    with tf.Graph().as_default(), warnings.catch_warnings():
+        # tf_slim's layers call Keras' deprecated `layer.apply`; nothing a user can change.
+        warnings.filterwarnings('ignore', message='`layer.apply` is deprecated')
         dataset = dataset_factory.get_dataset(args.dataset_name, args.dataset_split_name,
                                               args.dataset_dir)
         num_classes = _num_classes(args, dataset, checkpoint)
@@ -228,9 +231,11 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
             use_difficult=not args.remove_difficult)
         saver = tf.compat.v1.train.Saver(tf.compat.v1.global_variables())
         num_examples, unknown = 0, set()
-        with QueueSession(init_fn=lambda sess: saver.restore(sess, checkpoint)) as session:
-            loop_started = time.perf_counter()
-            with Progress(dataset.num_samples, 'eval_ssd', unit='image') as bar:
+        loop_started = time.perf_counter()
+        # The bar outside the session: the end of the split ends the session's block (an
+        # OutOfRangeError it turns into a normal end), and the bar then says "done".
+        with Progress(dataset.num_samples, 'eval_ssd', unit='image') as bar:
+            with QueueSession(init_fn=lambda sess: saver.restore(sess, checkpoint)) as session:
                 while True:  # until the split is read: QueueSession ends the block there
                     count = _add_batch(metric, session.run(fetches), unknown)
                     num_examples += count
