@@ -23,7 +23,7 @@ import textwrap
 from typing import Any, Callable, Dict, List, NamedTuple, Optional
 
 from slimdata.cli import common
-from slimdata.datasets import cifar, classification, detection, pascalvoc, segmentation
+from slimdata.datasets import cifar, classification, coco, detection, pascalvoc, segmentation
 from slimdata.records import fs, images
 
 
@@ -206,6 +206,35 @@ def _imagenet_keywords(args: argparse.Namespace) -> Dict[str, Any]:
             'on_bad_box': args.on_bad_box}
 
 
+def add_detection_options(parser: argparse.ArgumentParser, default_classes: str) -> None:
+    """--classes, --layout and --on-unknown-class, shared by the detection KINDs.
+
+    Args:
+      parser: the KIND's parser.
+      default_classes: what --classes defaults to, for the help ('VOC's 20', 'required').
+    """
+    parser.add_argument('--classes', metavar='SPEC',
+                        help='the classes, label 1 first: a comma list (mask,no-mask), a file '
+                             '(one name a line, a labels.txt, or an OD API label_map.pbtxt, '
+                             'whose ids are kept), or auto (the sorted names the annotations '
+                             f'hold, printed) (default: {default_classes})')
+    parser.add_argument('--layout', choices=detection.LAYOUTS, default='ssd',
+                        help="the record layout: ssd (SSD-Tensorflow's keys, label 0 the "
+                             "background) or od-api (the Object Detection API's keys, with "
+                             'label_map.pbtxt beside the shards) (default: %(default)s)')
+    parser.add_argument('--on-unknown-class', choices=detection.ON_UNKNOWN_CLASS,
+                        default='error',
+                        help='an object whose class is not among --classes stops the '
+                             'conversion (error, the default) or is left out and counted '
+                             '(skip)')
+
+
+def detection_keywords(args: argparse.Namespace) -> Dict[str, Any]:
+    """The converter keywords of `add_detection_options`."""
+    return {'classes': args.classes, 'layout': args.layout,
+            'on_unknown_class': args.on_unknown_class}
+
+
 def _voc_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--year', required=True, choices=pascalvoc.YEARS,
                         help='the VOC edition; SRC must hold (or be) its VOC<year> folder')
@@ -214,6 +243,23 @@ def _voc_options(parser: argparse.ArgumentParser) -> None:
 
 def _voc_keywords(args: argparse.Namespace) -> Dict[str, Any]:
     return {'year': args.year, 'on_bad_box': args.on_bad_box}
+
+
+def _coco_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--images', metavar='DIR', type=common.existing_path,
+                        help='with a JSON file as SRC: the folder its file names are relative '
+                             "to (default: the JSON's folder)")
+    _add_on_bad_box(parser)
+    parser.add_argument('--on-crowd', choices=coco.ON_CROWD, default='skip',
+                        help='crowd regions (iscrowd 1) are left out and counted (skip, the '
+                             'default, as the OD API trains) or kept as ordinary objects '
+                             '(keep)')
+    add_detection_options(parser, "the JSON's categories, in id order")
+
+
+def _coco_keywords(args: argparse.Namespace) -> Dict[str, Any]:
+    return {'images': args.images, 'on_bad_box': args.on_bad_box, 'on_crowd': args.on_crowd,
+            **detection_keywords(args)}
 
 
 def _add_on_bad_label(parser: argparse.ArgumentParser) -> None:
@@ -320,6 +366,23 @@ Only the ids listed in ImageSets/Main/<split>.txt are converted.
         'the VOC tree (see above)',
         'lists in ImageSets/Main, e.g. train, val, trainval, test', None,
         _voc_options, _voc_keywords, required_split=True),
+    'coco': KindOptions(
+        """\
+Converts COCO detection JSON (boxes) to TFRecords in SSD-Tensorflow's layout (or the OD
+API's, --layout od-api). SRC is one of:
+
+  SRC/annotations/instances_<split>.json   COCO 2017: images in SRC/<split>/ (or
+                                           SRC/images/<split>/)
+  SRC/<split>/_annotations.coco.json       an export (Roboflow): images beside the JSON
+  a JSON file                              images in --images DIR (default: its folder);
+                                           name its one split with --split
+
+Boxes are [x, y, width, height] in pixels, normalised by the image's real size. Labels are
+the categories in id order (1..N; the OD API layout keeps COCO's ids), or --classes.
+""",
+        'a COCO 2017 folder, an export folder, or a JSON file (see above)',
+        'the instances_<split>.json or <split>/ folders (a JSON file: its one split)', None,
+        _coco_options, _coco_keywords),
     'voc-seg': KindOptions(
         f"""\
 Convert a Pascal VOC segmentation tree (deeplab's: VOC2012) to deeplab TFRecords.
