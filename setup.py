@@ -45,8 +45,9 @@ setup(
     ],
     extras_require={
         **TENSORFLOW_EXTRAS,
+        # pycocotools: the tests' independent reader of COCO JSON.
         'dev': ['pytest>=7', 'pytest-xdist>=3', 'hypothesis>=6', 'tfrecord>=1.14', 'ruff>=0.6',
-                'mypy>=1.10'],
+                'mypy>=1.10', 'pycocotools>=2.0.7'],
         # Conversion on Apache Beam runners (slimdata convert ... --runner DataflowRunner).
         'beam': ['apache-beam>=2.60'],
     },

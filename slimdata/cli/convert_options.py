@@ -23,7 +23,7 @@ import textwrap
 from typing import Any, Callable, Dict, List, NamedTuple, Optional
 
 from slimdata.cli import common
-from slimdata.datasets import cifar, classification, detection, pascalvoc, segmentation
+from slimdata.datasets import cifar, classification, coco, detection, pascalvoc, segmentation
 from slimdata.records import fs, images
 
 
@@ -252,6 +252,23 @@ def _voc_keywords(args: argparse.Namespace) -> Dict[str, Any]:
             'validation_ratio': args.validation_ratio, **detection_keywords(args)}
 
 
+def _coco_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--images', metavar='DIR', type=common.existing_path,
+                        help='with a JSON file as SRC: the folder its file names are relative '
+                             "to (default: the JSON's folder)")
+    _add_on_bad_box(parser)
+    parser.add_argument('--on-crowd', choices=coco.ON_CROWD, default='skip',
+                        help='crowd regions (iscrowd 1) are left out and counted (skip, the '
+                             'default, as the OD API trains) or kept as ordinary objects '
+                             '(keep)')
+    add_detection_options(parser, "the JSON's categories, in id order")
+
+
+def _coco_keywords(args: argparse.Namespace) -> Dict[str, Any]:
+    return {'images': args.images, 'on_bad_box': args.on_bad_box, 'on_crowd': args.on_crowd,
+            **detection_keywords(args)}
+
+
 def _add_on_bad_label(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--on-bad-label', choices=segmentation.ON_BAD_LABEL_CHOICES,
                         default='error',
@@ -389,6 +406,23 @@ lists, the images are split into train and validation by --validation-ratio.
         'lists in ImageSets/Main, e.g. train, val, trainval, test (required with lists); '
         'without lists: train, validation', None,
         _voc_options, _voc_keywords),
+    'coco': KindOptions(
+        """\
+Converts COCO detection JSON (boxes) to TFRecords in SSD-Tensorflow's layout (or the OD
+API's, --layout od-api). SRC is one of:
+
+  SRC/annotations/instances_<split>.json   COCO 2017: images in SRC/<split>/ (or
+                                           SRC/images/<split>/)
+  SRC/<split>/_annotations.coco.json       an export (Roboflow): images beside the JSON
+  a JSON file                              images in --images DIR (default: its folder);
+                                           name its one split with --split
+
+Boxes are [x, y, width, height] in pixels, normalised by the image's real size. Labels are
+the categories in id order (1..N; the OD API layout keeps COCO's ids), or --classes.
+""",
+        'a COCO 2017 folder, an export folder, or a JSON file (see above)',
+        'the instances_<split>.json or <split>/ folders (a JSON file: its one split)', None,
+        _coco_options, _coco_keywords),
     'voc-seg': KindOptions(
         f"""\
 Convert a Pascal VOC segmentation tree (deeplab's: VOC2012) to deeplab TFRecords.
