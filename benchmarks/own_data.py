@@ -27,6 +27,7 @@ pycocotools must be installed for a COCO snapshot (pip install pycocotools).
 
 import argparse
 import collections
+import contextlib
 import dataclasses
 import glob
 import hashlib
@@ -134,7 +135,8 @@ def read_coco(src: str, files: str) -> Annotations:
     create_coco_tf_record.py and slimdata by default)."""
     from pycocotools.coco import COCO
     json_file, images_folder = files.split(':')
-    coco = COCO(os.path.join(src, json_file))
+    with contextlib.redirect_stdout(sys.stderr):  # its progress lines, off the table
+        coco = COCO(os.path.join(src, json_file))
     annotations: Annotations = collections.defaultdict(list)
     for image_id in sorted(coco.getImgIds()):
         info = coco.loadImgs(image_id)[0]
