@@ -42,6 +42,8 @@ setup(
         'tf-slim>=1.1',
         # `slimdata port` edits code through its concrete syntax tree (comments survive).
         'libcst>=1.1',
+        # `slimdata convert yolo` reads data.yaml with its safe loader (libcst needs it too).
+        'pyyaml>=6',
     ],
     extras_require={
         **TENSORFLOW_EXTRAS,
