@@ -42,11 +42,14 @@ setup(
         'tf-slim>=1.1',
         # `slimdata port` edits code through its concrete syntax tree (comments survive).
         'libcst>=1.1',
+        # `slimdata convert yolo` reads data.yaml with its safe loader (libcst needs it too).
+        'pyyaml>=6',
     ],
     extras_require={
         **TENSORFLOW_EXTRAS,
+        # pycocotools: the tests' independent reader of COCO JSON.
         'dev': ['pytest>=7', 'pytest-xdist>=3', 'hypothesis>=6', 'tfrecord>=1.14', 'ruff>=0.6',
-                'mypy>=1.10'],
+                'mypy>=1.10', 'pycocotools>=2.0.7'],
         # Conversion on Apache Beam runners (slimdata convert ... --runner DataflowRunner).
         'beam': ['apache-beam>=2.60'],
     },

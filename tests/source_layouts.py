@@ -7,12 +7,14 @@ from test_cifar import make_cifar10, make_cifar100
 from test_classification import build_mnist
 from test_imagenet import add_boxes, make_ilsvrc
 from test_segmentation import build_ade20k, build_cityscapes
+from test_yolo import build_tree as build_yolo
 
 
 def build_every_layout(base: pathlib.Path, images_per_class: int = 2) -> pathlib.Path:
     """Under `base`: shapes (image folder), mnist, cifar10, cifar100, imagenet (with box XMLs),
-    voc (trainval), seg (VOC2012, train), cityscapes and ade20k (train), a few images each
-    (`images_per_class` in the image folder's 2 classes)."""
+    voc (trainval), seg (VOC2012, train), cityscapes and ade20k (train), yolo (Roboflow's
+    layout: train and valid), a few images each (`images_per_class` in the image folder's 2
+    classes)."""
     synthetic.make_image_folder(str(base / 'shapes'), num_classes=2,
                                 images_per_class=images_per_class, image_size=16)
     build_mnist(str(base / 'mnist'), num_train=4, num_test=2)
@@ -25,4 +27,5 @@ def build_every_layout(base: pathlib.Path, images_per_class: int = 2) -> pathlib
                                 num_classes=6, splits={'train': 1.0})
     build_cityscapes(str(base / 'cityscapes'), 'train', ['aachen'], per_city=2)
     build_ade20k(str(base / 'ade20k'), 'training', 2)
+    build_yolo(base / 'yolo')
     return base

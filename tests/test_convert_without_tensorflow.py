@@ -30,6 +30,7 @@ CONVERSIONS = {
     'voc-seg': ('seg', ['--split', 'train', '--num-classes', '6']),
     'cityscapes': ('cityscapes', ['--split', 'train']),
     'ade20k': ('ade20k', ['--split', 'train']),
+    'yolo': ('yolo', ['--split', 'train']),
 }
 
 

@@ -270,6 +270,21 @@ def ade20k_annotation_is_a_jpeg(root):
     return path, ('not a PNG',)
 
 
+def yolo_label_field_count(root):
+    path = _first(root / 'train' / 'labels', '*.txt')
+    return _write(path, path.read_bytes() + b'1 0.5 0.5\n'), (':3:', '3 fields')
+
+
+def yolo_class_id_unnamed(root):
+    path = _first(root / 'train' / 'labels', '*.txt')
+    return _write(path, b'7 0.5 0.5 0.1 0.1\n'), (':1:', 'class id 7 has no name')
+
+
+def yolo_yaml_tag(root):
+    path = root / 'data.yaml'
+    return _write(path, b'names: !!python/name:os.system\n'), ('tag',)
+
+
 CASES = {
     'image-folder': ('shapes', ['--validation-ratio', '0'],
                      [truncated_image('*.png'), text_in_a_class_folder, empty_image,
@@ -299,6 +314,8 @@ CASES = {
                     truncated_image('*_labelTrainIds.png')]),
     'ade20k': ('ade20k', ['--split', 'train'], [ade20k_annotation_is_a_jpeg,
                                                truncated_image('*.jpg')]),
+    'yolo': ('yolo', ['--split', 'train'], [yolo_label_field_count, yolo_class_id_unnamed,
+                                            yolo_yaml_tag, truncated_image('*.jpg')]),
 }
 
 

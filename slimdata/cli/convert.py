@@ -46,6 +46,10 @@ CONVERTERS: Dict[str, Converter] = {
         'pascalvoc', "Pascal VOC 2007/2012 splits -> detection records (SSD-Tensorflow's "
                      'layout)',
         'slimdata convert voc VOCdevkit/ out/voc2007 --year 2007 --split trainval test'),
+    'coco': Converter(
+        'coco', 'COCO detection JSON (COCO 2017, exports, one file) -> detection records',
+        'slimdata convert coco custom_train.json out/custom --images train_images/ '
+        '--split train'),
     'voc-seg': Converter(
         'segmentation', 'a VOC2012 segmentation tree -> deeplab records',
         'slimdata convert voc-seg VOCdevkit/ out/voc_seg --split train val'),
@@ -55,6 +59,9 @@ CONVERTERS: Dict[str, Converter] = {
     'ade20k': Converter(
         'segmentation', 'the ADE20K scene-parsing tree -> deeplab records',
         'slimdata convert ade20k ADEChallengeData2016/ out/ade20k'),
+    'yolo': Converter(
+        'yolo', 'a YOLO dataset (Ultralytics, Roboflow) with its data.yaml -> detection records',
+        'slimdata convert yolo mask-wearing/ out/masks --split train val'),
 }
 
 

@@ -23,7 +23,7 @@ import textwrap
 from typing import Any, Callable, Dict, List, NamedTuple, Optional
 
 from slimdata.cli import common
-from slimdata.datasets import cifar, classification, detection, pascalvoc, segmentation
+from slimdata.datasets import cifar, classification, coco, detection, pascalvoc, segmentation
 from slimdata.records import fs, images
 
 
@@ -252,6 +252,23 @@ def _voc_keywords(args: argparse.Namespace) -> Dict[str, Any]:
             'validation_ratio': args.validation_ratio, **detection_keywords(args)}
 
 
+def _coco_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--images', metavar='DIR', type=common.existing_path,
+                        help='with a JSON file as SRC: the folder its file names are relative '
+                             "to (default: the JSON's folder)")
+    _add_on_bad_box(parser)
+    parser.add_argument('--on-crowd', choices=coco.ON_CROWD, default='skip',
+                        help='crowd regions (iscrowd 1) are left out and counted (skip, the '
+                             'default, as the OD API trains) or kept as ordinary objects '
+                             '(keep)')
+    add_detection_options(parser, "the JSON's categories, in id order")
+
+
+def _coco_keywords(args: argparse.Namespace) -> Dict[str, Any]:
+    return {'images': args.images, 'on_bad_box': args.on_bad_box, 'on_crowd': args.on_crowd,
+            **detection_keywords(args)}
+
+
 def _add_on_bad_label(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--on-bad-label', choices=segmentation.ON_BAD_LABEL_CHOICES,
                         default='error',
@@ -288,6 +305,27 @@ def _voc_seg_keywords(args: argparse.Namespace) -> Dict[str, Any]:
     return {'year': args.year, 'label_dir': args.label_dir, 'num_classes': args.num_classes,
             'ignore_label': args.ignore_label, 'on_bad_label': args.on_bad_label,
             'classes': args.classes}
+
+
+def _yolo_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--data', metavar='FILE', type=common.existing_path,
+                        help='the data.yaml with the class names (`names`) and the split '
+                             'folders (train/val/test) (default: SRC/data.yaml, or the one '
+                             '*.yaml in SRC)')
+    parser.add_argument('--names', metavar='FILE', type=common.existing_path,
+                        help='a names file instead: one class name a line, line i naming '
+                             "class id i (darknet's obj.names, labelImg's classes.txt)")
+    parser.add_argument('--skip-non-images', action='store_true',
+                        help='leave out (and count) images that are not JPEG or PNG (WebP, '
+                             'BMP, ...) instead of stopping')
+    _add_on_bad_box(parser)
+    add_detection_options(parser, "data.yaml's names, in class-id order")
+
+
+def _yolo_keywords(args: argparse.Namespace) -> Dict[str, Any]:
+    return {'data_yaml': args.data, 'names_file': args.names, 'on_bad_box': args.on_bad_box,
+            'on_non_image': 'skip' if args.skip_non_images else 'error',
+            **detection_keywords(args)}
 
 
 _VOC_TREE = """\
@@ -368,6 +406,23 @@ lists, the images are split into train and validation by --validation-ratio.
         'lists in ImageSets/Main, e.g. train, val, trainval, test (required with lists); '
         'without lists: train, validation', None,
         _voc_options, _voc_keywords),
+    'coco': KindOptions(
+        """\
+Converts COCO detection JSON (boxes) to TFRecords in SSD-Tensorflow's layout (or the OD
+API's, --layout od-api). SRC is one of:
+
+  SRC/annotations/instances_<split>.json   COCO 2017: images in SRC/<split>/ (or
+                                           SRC/images/<split>/)
+  SRC/<split>/_annotations.coco.json       an export (Roboflow): images beside the JSON
+  a JSON file                              images in --images DIR (default: its folder);
+                                           name its one split with --split
+
+Boxes are [x, y, width, height] in pixels, normalised by the image's real size. Labels are
+the categories in id order (1..N; the OD API layout keeps COCO's ids), or --classes.
+""",
+        'a COCO 2017 folder, an export folder, or a JSON file (see above)',
+        'the instances_<split>.json or <split>/ folders (a JSON file: its one split)', None,
+        _coco_options, _coco_keywords),
     'voc-seg': KindOptions(
         f"""\
 Convert a Pascal VOC segmentation tree (deeplab's: VOC2012) to deeplab TFRecords.
@@ -395,4 +450,20 @@ Convert a Pascal VOC segmentation tree (deeplab's: VOC2012) to deeplab TFRecords
         'the ADEChallengeData2016 folder',
         'train (images/training), val (images/validation)', ['train', 'val'],
         _add_on_bad_label, _on_bad_label_keywords),
+    'yolo': KindOptions(
+        """\
+Convert a YOLO dataset (Ultralytics, Roboflow: one text file of `class x y w h` lines per
+image, normalised) to detection TFRecords, SSD-Tensorflow's layout or the OD API's.
+
+SRC is either layout, with the class names in SRC/data.yaml (or --data, --names):
+  <split>/images/*.jpg  <split>/labels/*.txt    Roboflow's export
+  images/<split>/*.jpg  labels/<split>/*.txt    Ultralytics'
+
+data.yaml's train/val/test keys name the splits (else the folder names). An empty label
+file is an image without objects; an image without a label file is background only
+(counted). Polygon lines (class x1 y1 x2 y2 ...) become their bounding box (counted).
+""",
+        'the YOLO dataset folder (see above)',
+        "data.yaml's keys (train, val, test), else the split folders' names", None,
+        _yolo_options, _yolo_keywords),
 }
