@@ -105,8 +105,7 @@ def cluster(model_dir):
                                       throttle_secs=1)
     metrics, _ = tf.estimator.train_and_evaluate(model, train_spec, eval_spec)
     return {'task': model.config.task_type, 'is_chief': model.config.is_chief,
-            'global_step': saved(model_dir, 'global_step'),
-            'evaluated': metrics is not None}
+            'metrics': metrics}
 
 
 if __name__ == '__main__':
