@@ -341,7 +341,8 @@ def test_names_not_covered_raise_and_are_reported_by_the_port():
 @pytest.mark.slow
 def test_ported_program_trains_and_evaluates_on_a_cluster(ported, tmp_path):
     """TF_CONFIG: a ps, a chief, a worker and an evaluator on free ports of 127.0.0.1, each
-    ended by its pid. The worker starts once the chief trains (the model is initialised); the
+    ended by its pid. The chief holds at step 5 until the worker has trained a step (without
+    it, the chief may reach max_steps before the worker has imported TensorFlow); the
     evaluator's last results are those of the final checkpoint, computed again with numpy."""
     from test_cluster import Task, free_ports
 
@@ -351,25 +352,26 @@ def test_ported_program_trains_and_evaluates_on_a_cluster(ported, tmp_path):
     model_dir = tmp_path / 'model'
     tasks = {}
 
-    def start(kind):
+    def start(kind, **variables):
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3', TF_CONFIG=json.dumps(
-            {'cluster': cluster, 'task': {'type': kind, 'index': 0}}))
+            {'cluster': cluster, 'task': {'type': kind, 'index': 0}}), **variables)
         tasks[kind] = Task([sys.executable, str(work / 'ported' / 'linear.py'), str(model_dir),
                             'cluster'], tmp_path, kind, env=env)
         return tasks[kind]
 
     try:
         start('ps')
-        start('chief').wait_for('loss = ')
-        start('worker')
+        chief = start('chief', HOLD_AT_STEP='5')
+        chief.wait_for('HELD', stream='out')  # initialised the model and trains
         start('evaluator')
+        start('worker').wait_for('loss = ')  # the worker trains too
+        chief.release()
         results = {kind: tasks[kind].result() for kind in ('chief', 'worker', 'evaluator')}
     finally:
         for task in tasks.values():
             task.end()
     assert results['chief'] == {'task': 'chief', 'is_chief': True, 'metrics': None}
     assert results['worker'] == {'task': 'worker', 'is_chief': False, 'metrics': None}
-    assert 'loss = ' in tasks['worker'].err.read_text()  # the worker trained too
     checkpoint = v1.train.latest_checkpoint(str(model_dir))
     step = int(v1.train.load_variable(checkpoint, 'global_step'))
     assert step >= 60  # the chief stops at max_steps (the worker may pass it by one step)

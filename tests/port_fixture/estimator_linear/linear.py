@@ -3,6 +3,7 @@ tests/test_estimator_port.py runs the result and checks its numbers with numpy.
 
     python linear.py MODEL_DIR local      train, resume, evaluate, predict, train_and_evaluate
     python linear.py MODEL_DIR cluster    train_and_evaluate as the task TF_CONFIG names
+                                          (HOLD_AT_STEP=N: hold at step N, see HoldHook)
 
 A linear model y = x.w + b, zero-initialised, trained by SGD on batches of 4 of the 12
 examples of `data()` in order (repeated); evaluated on the 10 examples of `data(eval=True)`
@@ -10,6 +11,7 @@ in batches of 4. The results are printed as one JSON line on stdout.
 """
 
 import json
+import os
 import sys
 
 import numpy as np
@@ -97,10 +99,30 @@ def local(model_dir):
     return results
 
 
+class HoldHook(tf.estimator.SessionRunHook):
+    """Prints HELD once the global step reaches `step` and waits for a line on stdin (so a
+    test starts the worker while the chief trains)."""
+
+    def __init__(self, step):
+        self._step = step
+
+    def before_run(self, run_context):
+        return tf.train.SessionRunArgs(tf.train.get_global_step())
+
+    def after_run(self, run_context, run_values):
+        if self._step is not None and run_values.results >= self._step:
+            self._step = None
+            print('HELD')
+            sys.stdout.flush()
+            sys.stdin.readline()
+
+
 def cluster(model_dir):
     model = estimator(model_dir, save_checkpoints_steps=10,
                       experimental_max_worker_delay_secs=0)
-    train_spec = tf.estimator.TrainSpec(train_input_fn, max_steps=60)
+    hold = os.environ.get('HOLD_AT_STEP')
+    train_spec = tf.estimator.TrainSpec(train_input_fn, max_steps=60,
+                                        hooks=[HoldHook(int(hold) if hold else None)])
     eval_spec = tf.estimator.EvalSpec(eval_input_fn, steps=None, start_delay_secs=0,
                                       throttle_secs=1)
     metrics, _ = tf.estimator.train_and_evaluate(model, train_spec, eval_spec)
