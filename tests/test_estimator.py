@@ -244,7 +244,8 @@ def test_run_config_reads_the_task_from_tf_config(monkeypatch):
     local = est.RunConfig()
     assert (local.task_type, local.task_id, local.master, local.is_chief) == ('worker', 0, '',
                                                                               True)
-    assert (local.num_ps_replicas, local.num_worker_replicas) == (0, 1)
+    assert (local.num_ps_replicas, local.num_worker_replicas, local.global_id_in_cluster) == (
+        0, 1, 0)
     assert local.save_checkpoints_secs == 600 and local.save_checkpoints_steps is None
     assert est.RunConfig(save_checkpoints_steps=5).save_checkpoints_secs is None
     replaced = local.replace(save_checkpoints_steps=7, model_dir='/m')
@@ -264,6 +265,10 @@ def test_run_config_reads_the_task_from_tf_config(monkeypatch):
                                                                     '/job:worker/task:1']
     chief = config('chief')
     assert (chief.master, chief.is_chief) == ('grpc://h:1', True)
+    # chief 0, the workers 1 and 2, the ps 3
+    assert [config(kind, index).global_id_in_cluster for kind, index in (
+        ('chief', 0), ('worker', 0), ('worker', 1), ('ps', 0), ('evaluator', 0))] == [
+        0, 1, 2, 3, None]
     evaluator = config('evaluator')
     assert (evaluator.master, evaluator.is_chief, evaluator.cluster_spec.jobs) == ('', False, [])
     with pytest.raises(ValueError, match='must have one "chief"'):
