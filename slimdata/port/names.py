@@ -337,6 +337,8 @@ class NamesPass(SpellingAware, PortTransformer):
         root = root_name(value)
         if target is None or root is None or root.value in self.rebound or '.' not in target:
             return None
+        if not is_module(importable(target).rpartition('.')[0]):
+            return None  # an attribute of a class (`ModeKeys.TRAIN`) is not imported from it
         return target
 
     # -- names in expressions -------------------------------------------------------------------

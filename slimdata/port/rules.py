@@ -99,6 +99,10 @@ _EVALUATION_NAMES = ('StopAfterNEvalsHook', 'SummaryAtEndHook', 'checkpoints_ite
                      'evaluate_once', 'evaluate_repeatedly', 'get_or_create_eval_step',
                      'wait_for_new_checkpoint')
 
+# tf.contrib.tpu's Estimator names, which slimdata.contrib.estimator.tpu has (use_tpu=False).
+_TPU_ESTIMATOR_NAMES = ('TPUEstimator', 'TPUEstimatorSpec', 'TPUConfig', 'RunConfig',
+                        'InputPipelineConfig')
+
 _CONTRIB = 'tensorflow.contrib'
 _CONTRIB_SLIM_PY = 'tensorflow.contrib.slim.python.slim'
 _CONTRIB_LAYERS_PY = 'tensorflow.contrib.layers.python.layers'
@@ -142,7 +146,13 @@ def _build_name_rules() -> Dict[str, str]:
         # The TF1 RNN cells: Keras 2's (tf-keras), through slimdata.contrib.rnn.
         f'{_CONTRIB}.rnn.*': 'slimdata.contrib.rnn.*',
         'tensorflow.nn.rnn_cell.*': 'slimdata.contrib.rnn.*',
+        # tf.estimator (removed in TensorFlow 2.16) and TPUEstimator as it ran off a TPU.
+        'tensorflow.estimator.*': 'slimdata.contrib.estimator.*',
+        f'{_CONTRIB}.tpu.python.tpu.tpu_estimator.*': 'slimdata.contrib.estimator.tpu.*',
+        f'{_CONTRIB}.tpu.python.tpu.tpu_config.*': 'slimdata.contrib.estimator.tpu.*',
     }
+    for name in _TPU_ESTIMATOR_NAMES:
+        rules[f'{_CONTRIB}.tpu.{name}'] = f'slimdata.contrib.estimator.tpu.{name}'
     for name, public in _CONTRIB_PUBLIC.items():
         rules[f'{_CONTRIB}.{name}'] = f'tensorflow.compat.v1.{public}'
     for name in _LOOKUP_FUNCTIONS:
@@ -193,7 +203,16 @@ UNPORTABLE: Dict[str, str] = {
                               "tf-keras of TensorFlow's version (pip install --no-deps "
                               'tf-keras==2.21.*) and port again',
     f'{_CONTRIB}.tpu': 'tf.contrib.tpu has no drop-in successor (tf.distribute.TPUStrategy '
-                       'works differently)',
+                       'works differently; slimdata.contrib.estimator.tpu has TPUEstimator, '
+                       'TPUEstimatorSpec, TPUConfig and RunConfig as they ran with '
+                       'use_tpu=False)',
+    'tensorflow.estimator': "this tf.estimator name is not covered by slimdata.contrib."
+                            "estimator, tf.estimator's successor (it has Estimator, "
+                            'EstimatorSpec, ModeKeys, RunConfig, TrainSpec, EvalSpec, '
+                            'train_and_evaluate, WarmStartSettings, inputs.numpy_input_fn and '
+                            'the session hooks; not the canned estimators, exporters, '
+                            'SavedModel export, inputs.pandas_input_fn or '
+                            'tf.estimator.experimental)',
     f'{_CONTRIB}.learn': 'tf.contrib.learn was removed in TensorFlow 2 (tf.estimator was its '
                          'successor, and is gone too)',
     f'{_CONTRIB}.metrics.python.ops.set_ops': 'tf.contrib set_ops moved to tf.sets '

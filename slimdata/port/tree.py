@@ -48,7 +48,8 @@ from slimdata.port.variables import ResourceVariablesPass
 #: costs some 1 ms of CPU a line whether it finds work or not: the tests are worth making
 #: tight (`collections` alone is in every file that makes a namedtuple).
 PASSES = (
-    (NamesPass, re.compile(r'contrib|tf_slim|tensorflow\.python|\blayers\b|rnn_cell')),
+    (NamesPass, re.compile(r'contrib|tf_slim|tensorflow\.python|\blayers\b|rnn_cell'
+                           r'|\bestimator\b')),
     (Py3Pass, re.compile(
         r'\A(?=.*\bcollections\b)(?=.*\b(?:' + '|'.join(sorted(ABSTRACT_CLASSES)) + r')\b)'
         r'|\.read\(\)|(?i:bytes(_list)?_feature|byteslist)|\bcontextlib2\b'
