@@ -330,7 +330,7 @@ def list_class_folders(src: str, on_non_image: str = 'error',
     items = []
     for label, class_name in enumerate(class_names):
         class_dir = os.path.join(src, class_name)
-        convert_utils.utf8_name(class_name, class_dir, 'class folder name')
+        convert_utils.label_name(class_name, class_dir, 'class folder name')
         items += [(path, label) for path in
                   (os.path.join(class_dir, name) for name in image_filter.visible(class_dir))
                   if image_filter.is_image(path)]
@@ -368,7 +368,7 @@ def list_labelled_filenames(src: str, on_non_image: str = 'error',
             if label is None:
                 raise ValueError(f'{path}: the labelled_filenames layout needs file names '
                                  '<name>_<label>.<ext>, e.g. cat_3.jpg or img7_cat.png')
-            labelled.append((path, convert_utils.utf8_name(label, path, 'label')))
+            labelled.append((path, convert_utils.label_name(label, path, 'label')))
     if all(label.isascii() and label.isdigit() for _, label in labelled):
         numbers = sorted({int(label) for _, label in labelled})
         return ImageListing([(path, int(label)) for path, label in labelled],

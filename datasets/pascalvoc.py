@@ -461,7 +461,7 @@ def _box_detail(box: Box, where: str) -> str:
 @renamed_argument('workers', 'processes')
 def convert_voc(src: str, output_dir: str, year: str, splits: Union[str, Sequence[str]],
                 num_shards: Optional[int] = None, processes: int = 1,
-                seed: Optional[int] = None, on_bad_box: str = 'clip', overwrite: bool = False,
+                seed: Optional[int] = 0, on_bad_box: str = 'clip', overwrite: bool = False,
                 beam_options: Optional[Sequence[str]] = None,
                 **source_options: Any) -> Dict[str, WriteSummary]:
     """Converts splits of a Pascal VOC tree to sharded TFRecords and dataset_info.json.
@@ -476,8 +476,8 @@ def convert_voc(src: str, output_dir: str, year: str, splits: Union[str, Sequenc
       num_shards: shards per split; None chooses them by the split's size
         (`slimdata.records.writer.shards_for_size`).
       processes: processes that parse and encode images in parallel (1: this one).
-      seed: None keeps the list file's order (the command line's default is 0, as for the
-        other converters); an int shuffles the ids reproducibly, as models/research/slim's
+      seed: 0 by default, as on the command line and for the other converters; None keeps
+        the list file's order; an int shuffles the ids reproducibly, as models/research/slim's
         converters do with a fixed seed, so that consecutive records are not consecutive
         ids (in VOC2012 the ids are grouped by the year they were collected).
       on_bad_box: 'clip', 'skip' or 'error': what to do with a box outside the image.

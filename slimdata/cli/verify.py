@@ -6,7 +6,7 @@ from typing import List, Optional
 
 from slimdata import progress
 from slimdata.cli import common
-from slimdata.records import tfrecord
+from slimdata.records import images, tfrecord
 from slimdata.records.verify import Problem, verify_files
 
 
@@ -26,6 +26,11 @@ def register(commands: argparse._SubParsersAction, selected: bool) -> None:
                         help='also decode every image and label map of every record (with '
                              'Pillow) and compare its size with the record\'s; each failure '
                              'names the shard, record index and feature key')
+    parser.add_argument('--max-pixels', type=common.positive_int,
+                        default=images.DEFAULT_MAX_PIXELS, metavar='P',
+                        help='with --decode, the most pixels decoded for one image; larger '
+                             'images are problems (default: %(default)s, what the converters '
+                             'accept and Pillow opens)')
     common.add_json_option(parser)
     parser.set_defaults(run=run)
 
@@ -48,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
         for problem in problems:
             progress.result(f'FAIL  {problem}')
 
-    report = verify_files(files, args.compression, decode=args.decode, on_file=on_file)
+    report = verify_files(files, args.compression, decode=args.decode, on_file=on_file,
+                          max_pixels=args.max_pixels)
     if args.json:
         common.print_json({'ok': report.ok, 'files': reports, 'records': report.num_records,
                            'bytes': report.num_bytes, 'images_decoded': report.decoded,
