@@ -6,9 +6,9 @@ Imports no TensorFlow: records are parsed with slimdata's own Example schema.
 import argparse
 import itertools
 import os
-import sys
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, TypedDict
 
+from slimdata import progress
 from slimdata.cli import common
 from slimdata.records import dataset_info, example_schema, tfrecord
 
@@ -44,14 +44,15 @@ def run(args: argparse.Namespace) -> int:
         features = summarize_features(_examples(files, args.compression, args.num_records,
                                                 parsed))
     except (ValueError, OSError) as error:
-        print(f'error: {error}', file=sys.stderr)
+        progress.error(error)
         return 1
-    print(f'{", ".join(files[:3])}{" ..." if len(files) > 3 else ""}: {parsed[0]} '
+    print(f'{progress.printable(", ".join(files[:3]))}{" ..." if len(files) > 3 else ""}: '
+          f'{parsed[0]} '
           'record(s) parsed as tf.train.Example\n')
     if not features:
         print('no features')
         return 0
-    columns = [('feature', list(features)),
+    columns = [('feature', [progress.printable(key) for key in features]),
                ('type', [summary['type'] for summary in features.values()]),
                ('values', [summary['lengths'] for summary in features.values()])]
     widths = [max(len(text) for text in [title, *texts]) for title, texts in columns]

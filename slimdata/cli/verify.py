@@ -49,9 +49,10 @@ def run(args: argparse.Namespace) -> int:
             return
         if result is not None and not problems:
             progress.result(f'ok    {result.num_records:>10} records  '
-                            f'{common.megabytes(result.num_bytes):>10}  {path}')
+                            f'{common.megabytes(result.num_bytes):>10}  '
+                            f'{progress.printable(path)}')
         for problem in problems:
-            progress.result(f'FAIL  {problem}')
+            progress.result(progress.printable(f'FAIL  {problem}'))
 
     report = verify_files(files, args.compression, decode=args.decode, on_file=on_file,
                           max_pixels=args.max_pixels)
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
                            'notes': report.notes})
         return 0 if report.ok else 1
     for note in report.notes:
-        print(f'note: {note}')
+        print(progress.printable(f'note: {note}'))
     decoded = f', {report.decoded} images decoded' if args.decode else ''
     print(f'\nverified {len(files)} files, {report.num_records} records, '
           f'{common.megabytes(report.num_bytes)}{decoded}')
@@ -71,5 +72,5 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f'{len(report.problems)} problem(s):')
     for problem in report.problems:
-        print(f'  {problem}')
+        print(progress.printable(f'  {problem}'))
     return 1
