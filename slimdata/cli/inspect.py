@@ -43,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         features = summarize_features(_examples(files, args.compression, args.num_records,
                                                 parsed))
+        recorded = _recorded_schema(files)
     except (ValueError, OSError) as error:
         progress.error(error)
         return 1
@@ -61,7 +62,6 @@ def run(args: argparse.Namespace) -> int:
     for cells in [[title for title, _ in columns] + ['first values'], *rows]:
         print('  '.join(f'{cell:<{width}}' for cell, width in zip(cells, widths)) + '  '
               + cells[-1])
-    recorded = _recorded_schema(files)
     if recorded is not None:
         info_path, specs = recorded
         print(f'\nkeys_to_features = {{  # as the converter recorded it in {info_path}')

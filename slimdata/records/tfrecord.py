@@ -53,7 +53,7 @@ from typing import (
 
 from crc32c import crc32c as _crc32c
 
-from slimdata.records import fs
+from slimdata.records import dataset_info, fs
 
 PathLike = Union[str, 'os.PathLike[str]']
 ProgressCallback = Callable[[Union[bytes, memoryview]], None]  # a chunk of the file, as read
@@ -900,6 +900,20 @@ def _record_files_of_match(match: str) -> List[str]:
     return [match] if _is_record_file_name(os.path.basename(match)) else []
 
 
+def _incomplete_note(folder: str) -> str:
+    """'; its dataset_info.json marks split ... incomplete ...' for a folder whose conversion
+    was interrupted before a shard was written, else ''."""
+    try:
+        incomplete = dataset_info.incomplete_splits(dataset_info.read_dataset_info(folder) or {})
+    except ValueError as error:
+        return f'; {error}'
+    if not incomplete:
+        return ''
+    return (f'; its {dataset_info.DATASET_INFO_FILENAME} marks split(s) '
+            f'{", ".join(map(repr, sorted(incomplete)))} incomplete: a conversion is running or '
+            'was interrupted before it wrote a shard; run the same command again to finish it')
+
+
 def expand_paths(paths: Sequence[PathLike]) -> List[str]:
     """Turns command-line paths into the list of TFRecord files they name.
 
@@ -921,7 +935,8 @@ def expand_paths(paths: Sequence[PathLike]) -> List[str]:
             found = _list_record_files(path)
             if not found:
                 raise ValueError(f'No TFRecord files in folder {path!r} (it has '
-                                 f'{len(fs.listdir(path))} entries, none a record file)')
+                                 f'{len(fs.listdir(path))} entries, none a record file)'
+                                 + _incomplete_note(path))
         elif fs.exists(path):
             found = [path]
         elif any(char in path for char in '*?['):

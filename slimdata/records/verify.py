@@ -189,8 +189,7 @@ def check_against_dataset_info(folder: str, results: Mapping[str, tfrecord.Verif
                 f'{info_path}: split {split!r} is incomplete: its conversion is running or '
                 f'was interrupted ({len(entry.get("shards", []))} shard(s) written); run the '
                 'converter again to finish it', info_path, 'incomplete-split'))
-            listed.update(os.path.join(folder, shard.get('file', ''))
-                          for shard in entry.get('shards', []) if isinstance(shard, dict))
+            listed.update(os.path.join(folder, shard['file']) for shard in entry.get('shards', []))
             continue
         split_problems, counted = _check_split(folder, info_path, split, entry, results,
                                                checksums or {}, listed)
@@ -198,7 +197,7 @@ def check_against_dataset_info(folder: str, results: Mapping[str, tfrecord.Verif
         recorded_total = entry.get('num_examples')
         shards = entry.get('shards', [])
         expected_total = counted if counted is not None else sum(
-            shard.get('num_records', 0) for shard in shards if isinstance(shard, dict))
+            shard['num_records'] for shard in shards)
         if expected_total != recorded_total:
             held = 'hold' if counted is not None else 'are recorded with'
             problems.append(Problem(f'{info_path}: split {split!r} has num_examples '
@@ -215,14 +214,7 @@ def _check_split(folder: str, info_path: str, split: str, entry: Mapping,
     """(problems of the split's shards, their records counted, or None if not all were)."""
     problems: List[Problem] = []
     counted, all_counted = 0, True
-    for number, shard in enumerate(entry.get('shards', [])):
-        if not (isinstance(shard, dict) and isinstance(shard.get('file'), str)
-                and isinstance(shard.get('num_records'), int)):
-            problems.append(Problem(f'{info_path}: split {split!r}: shard entry {number} '
-                                    'needs a "file" name and a "num_records" count, got '
-                                    f'{shard!r}', info_path, 'dataset-info'))
-            all_counted = False
-            continue
+    for shard in entry.get('shards', []):  # entries checked by read_dataset_info
         path = os.path.join(folder, shard['file'])
         listed.add(path)
         result = results.get(path)
