@@ -13,6 +13,8 @@ import pytest
 
 from slimdata import cli
 from slimdata.datasets import pascalvoc, synthetic
+from slimdata.records import dataset_info
+from test_cli_convert import _class_folders
 
 
 def shards(folder):
@@ -56,3 +58,34 @@ def test_the_python_converter_and_the_command_line_write_the_same_bytes(voc, tmp
     assert convert_voc(src, tmp_path / 'cli') == 0
     python = {name: data for name, (data, _) in shards(tmp_path / 'python').items()}
     assert python == {name: data for name, (data, _) in shards(tmp_path / 'cli').items()}
+
+
+def image_folder(src, out, *options):
+    return cli.main(['convert', 'image-folder', str(src), str(out), '--validation-ratio', '0',
+                     *options])
+
+
+@pytest.mark.parametrize('options', [[], ['--skip-non-images']])
+def test_an_output_folder_inside_the_source_is_refused(tmp_path, capsys, options):
+    _class_folders(tmp_path / 'src', per_class=1)
+    out = tmp_path / 'src' / 'out'
+    assert image_folder(tmp_path / 'src', out, *options) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f'slimdata convert image-folder: error: {out}: the output folder is inside the source '
+        f'folder {tmp_path / "src"}, where the next run would read it as images (or as a '
+        'class): write the records outside SRC')
+    assert not out.exists()
+
+
+def test_an_empty_class_folder_added_is_other_input_and_warned_of(tmp_path, capsys):
+    _class_folders(tmp_path / 'src', per_class=1)
+    out = tmp_path / 'out'
+    assert image_folder(tmp_path / 'src', out) == 0
+    (tmp_path / 'src' / 'zebra').mkdir()  # sorts last: no item's label changes
+    capsys.readouterr()
+    assert image_folder(tmp_path / 'src', out) == 1
+    err = capsys.readouterr().err
+    assert (f"image_folder: warning: 1 of the 3 classes of {tmp_path / 'src'} hold no images "
+            "('zebra'); they are classes without examples, counted in num_classes") in err
+    assert "class_names ['cat', 'dog'] -> ['cat', 'dog', 'zebra']" in err
+    assert dataset_info.read_labels_file(str(out)) == {0: 'cat', 1: 'dog'}
