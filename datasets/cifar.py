@@ -299,10 +299,12 @@ def read_label_names(path: str, names_key: bytes,
             raise ValueError(f'{path}: {names_key!r}[{index}] is a {type(name).__name__}, '
                              'expected a name')
         try:
-            labels_to_names[index] = name.decode('utf-8') if isinstance(name, bytes) else name
+            text = name.decode('utf-8') if isinstance(name, bytes) else name
         except UnicodeDecodeError as error:
             raise ValueError(f'{path}: {names_key!r}[{index}] = {name[:40]!r} is not UTF-8 '
                              f'text ({error.reason})') from None
+        labels_to_names[index] = convert_utils.label_name(
+            text, path, f'class name {names_key.decode()}[{index}]')
     return labels_to_names
 
 

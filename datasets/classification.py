@@ -54,6 +54,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from slimdata import progress
 from slimdata.dataset import Dataset
 from slimdata.datasets import convert_utils
 from slimdata.deprecation import renamed_argument
@@ -330,7 +331,7 @@ def list_class_folders(src: str, on_non_image: str = 'error',
     items = []
     for label, class_name in enumerate(class_names):
         class_dir = os.path.join(src, class_name)
-        convert_utils.utf8_name(class_name, class_dir, 'class folder name')
+        convert_utils.label_name(class_name, class_dir, 'class folder name')
         items += [(path, label) for path in
                   (os.path.join(class_dir, name) for name in image_filter.visible(class_dir))
                   if image_filter.is_image(path)]
@@ -368,7 +369,7 @@ def list_labelled_filenames(src: str, on_non_image: str = 'error',
             if label is None:
                 raise ValueError(f'{path}: the labelled_filenames layout needs file names '
                                  '<name>_<label>.<ext>, e.g. cat_3.jpg or img7_cat.png')
-            labelled.append((path, convert_utils.utf8_name(label, path, 'label')))
+            labelled.append((path, convert_utils.label_name(label, path, 'label')))
     if all(label.isascii() and label.isdigit() for _, label in labelled):
         numbers = sorted({int(label) for _, label in labelled})
         return ImageListing([(path, int(label)) for path, label in labelled],
@@ -528,6 +529,31 @@ def read_mnist_split(src: str, prefix: str,
 # Converters
 
 
+def _check_output_outside(src: str, output_dir: str) -> None:
+    """Refuses an output folder inside the source folder: the next run would read its shards
+    and files as images (or, with on_non_image='skip', the folder as a class)."""
+    if fs.is_url(src) or fs.is_url(output_dir):
+        return
+    real_src, real_out = os.path.realpath(src), os.path.realpath(output_dir)
+    if real_out == real_src or real_out.startswith(real_src.rstrip(os.sep) + os.sep):
+        raise ValueError(f'{output_dir}: the output folder is inside the source folder {src}, '
+                         'where the next run would read it as images (or as a class): write '
+                         'the records outside SRC')
+
+
+def _warn_of_empty_classes(src: str, listing: ImageListing) -> None:
+    """A class folder without images is a class with no examples: said, not silent (a VOC
+    tree given as SRC makes classes of Annotations and ImageSets)."""
+    held = {label for _, label in listing.items}
+    empty = [name for label, name in sorted(listing.labels_to_names.items())
+             if label not in held]
+    if empty:
+        progress.info(f'image_folder: warning: {len(empty)} of the '
+                      f'{len(listing.labels_to_names)} classes of {src} hold no images '
+                      f'({", ".join(map(repr, empty[:10]))}{", ..." if len(empty) > 10 else ""}'
+                      '); they are classes without examples, counted in num_classes')
+
+
 @renamed_argument('workers', 'processes')
 def convert_image_folder(src: str, output_dir: str, layout: str = 'class_folders',
                          validation_ratio: float = 0.1, seed: Optional[int] = 0,
@@ -565,6 +591,7 @@ def convert_image_folder(src: str, output_dir: str, layout: str = 'class_folders
     """
     if layout not in _LISTERS:
         raise ValueError(f'unknown layout {layout!r}; expected one of {LAYOUTS}')
+    _check_output_outside(src, output_dir)
     policy = convert_utils.SourcePolicy(src, **source_options)
     selected = convert_utils.select_splits(_held_splits(validation_ratio), splits,
                                            _held_by(src, validation_ratio))
@@ -573,11 +600,17 @@ def convert_image_folder(src: str, output_dir: str, layout: str = 'class_folders
         skipped = sum(len(paths) for paths in listing.skipped.values())
         raise ValueError(f'{src} holds no JPEG or PNG images in the {layout} layout'
                          f'{f" ({skipped} other files skipped)" if skipped else ""}')
+    _warn_of_empty_classes(src, listing)
     train, validation = convert_utils.split_train_validation(listing.items, validation_ratio,
                                                              seed)
+    # The class names are input too: an empty class folder added changes num_classes (and
+    # labels.txt) without changing a single item.
     options = {'converter': 'image-folder', 'layout': layout,
                'validation_ratio': validation_ratio, 'seed': seed,
-               'on_non_image': on_non_image, **policy.options()}
+               'on_non_image': on_non_image,
+               'class_names': [listing.labels_to_names[label]
+                               for label in sorted(listing.labels_to_names)],
+               **policy.options()}
     summaries = write_splits(
         IMAGE_FOLDER, {'train': train, 'validation': validation}, selected,
         functools.partial(encode_image_file, policy=policy), output_dir, num_shards,

@@ -19,6 +19,7 @@ import io
 import os
 import random
 import re
+import unicodedata
 import xml.etree.ElementTree
 from typing import Any, Dict, List, Optional, Sequence, Tuple, TypeVar, Union
 
@@ -102,17 +103,25 @@ class SourcePolicy:
                 'max_image_pixels': self.max_image_pixels}
 
 
-def utf8_name(name: str, path: str, what: str) -> str:
-    """`name` (a file or folder name) if it is valid UTF-8; else ValueError naming `path`.
+def label_name(name: str, path: str, what: str) -> str:
+    """`name` (a class folder's name, a label, a class name of a meta file) if it can be a
+    line of `labels.txt`; else ValueError naming `path` and `name`.
 
-    File names that go into records or `labels.txt` as text (class names, labels) must be
-    UTF-8; Python hands other bytes over as surrogates, which no text encoder accepts.
+    Names go into records and `labels.txt` as text: they must be UTF-8 (Python hands other
+    bytes over as surrogates, which no text encoder accepts) and hold no control or line
+    separator character (a newline splits a `labels.txt` line, which `read_labels_file` then
+    refuses; an ESC reaches terminals raw).
     """
     try:
         name.encode('utf-8')
     except UnicodeEncodeError:
         raise ValueError(f'{os.fsencode(path)!r}: the {what} {os.fsencode(name)!r} is not valid '
                          f'UTF-8, and it would be stored as text; rename it') from None
+    for char in name:
+        if unicodedata.category(char) in ('Cc', 'Zl', 'Zp'):
+            raise ValueError(f'{path!r}: the {what} {name!r} holds the control character '
+                             f'{char!r} (U+{ord(char):04X}); a label name is one line of '
+                             'labels.txt, shown on terminals: rename it')
     return name
 
 

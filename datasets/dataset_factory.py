@@ -5,10 +5,12 @@
 """
 
 import functools
+import os
 from typing import Any, Callable, Dict, Optional
 
 from slimdata.dataset import Dataset
 from slimdata.datasets import classification, detection_dataset, imagenet, pascalvoc, segmentation
+from slimdata.records import fs
 
 
 def _by_name(module, name: str) -> Callable[..., Dataset]:
@@ -53,9 +55,13 @@ def get_dataset(name: str, split_name: str, dataset_dir: str,
 
     Raises:
       ValueError: if the dataset `name` or `split_name` is unknown (listing the known ones).
+      FileNotFoundError: if `dataset_dir` does not exist (and `file_pattern` is not absolute).
     """
     if name not in DATASETS_MAP:
         raise ValueError(f'Name of dataset unknown {name!r}; known datasets: '
                          f'{sorted(DATASETS_MAP)}')
+    if not (file_pattern and os.path.isabs(file_pattern)) and not fs.isdir(dataset_dir):
+        raise FileNotFoundError(f'{dataset_dir}: no such folder (the dataset_dir of {name!r}, '
+                                f'split {split_name!r}): give the folder the converter wrote')
     return DATASETS_MAP[name](split_name, dataset_dir, file_pattern=file_pattern,
                               reader=reader)

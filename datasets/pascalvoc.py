@@ -393,7 +393,7 @@ def box_coordinate(bndbox: xml.etree.ElementTree.Element, field: str, where: str
 def convert_voc(src: str, output_dir: str, year: Optional[str] = None,
                 splits: Optional[Union[str, Sequence[str]]] = None,
                 num_shards: Optional[int] = None, processes: int = 1,
-                seed: Optional[int] = None, on_bad_box: str = 'clip', overwrite: bool = False,
+                seed: Optional[int] = 0, on_bad_box: str = 'clip', overwrite: bool = False,
                 beam_options: Optional[Sequence[str]] = None, classes: Optional[str] = None,
                 layout: str = 'ssd', on_unknown_class: str = 'error',
                 validation_ratio: Optional[float] = None,
@@ -415,8 +415,8 @@ def convert_voc(src: str, output_dir: str, year: Optional[str] = None,
       num_shards: shards per split; None chooses them by the split's size
         (`slimdata.records.writer.shards_for_size`).
       processes: processes that parse and encode images in parallel (1: this one).
-      seed: None keeps the list file's order (the command line's default is 0, as for the
-        other converters); an int shuffles the ids reproducibly, as models/research/slim's
+      seed: 0 by default, as on the command line and for the other converters; None keeps
+        the list file's order; an int shuffles the ids reproducibly, as models/research/slim's
         converters do with a fixed seed, so that consecutive records are not consecutive
         ids (in VOC2012 the ids are grouped by the year they were collected). Without
         ImageSets/Main, it also draws the validation split, as image-folder's does.

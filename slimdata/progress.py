@@ -14,6 +14,7 @@ through the display so that they never land inside a bar.
 """
 
 import os
+import re
 import sys
 import time
 from typing import Any, Optional, TextIO
@@ -105,6 +106,7 @@ class Progress:
 
     def write(self, message: str) -> None:
         """Shows a message above the bar (or as a line), even when quiet."""
+        message = printable(message, lines=True)
         if self._bar is not None:
             self._bar.write(message, file=self._stream)
         else:
@@ -167,6 +169,31 @@ class Progress:
         self.close(stopped=exc_type is not None)
 
 
+# Control characters (C0, DEL, C1) and the Unicode line and paragraph separators; and the
+# same without the newline, for messages made of several lines.
+_CONTROL = re.compile('[\x00-\x1f\x7f-\x9f\u2028\u2029]')
+_CONTROL_BUT_NEWLINE = re.compile('[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029]')
+
+
+def printable(text: str, lines: bool = False) -> str:
+    """`text` with its control characters escaped as Python writes them (`\\x1b`, `\\n`),
+    for every line a tool prints: file names, feature keys and label texts come from data,
+    and an ESC in them would drive the terminal, a newline would split an error line.
+
+    Args:
+      text: the line.
+      lines: keep newlines (a message of several lines whose parts are escaped already).
+    """
+    pattern = _CONTROL_BUT_NEWLINE if lines else _CONTROL
+    return pattern.sub(lambda found: found.group().encode('unicode_escape').decode('ascii'),
+                       text)
+
+
+def error(message: object, prefix: str = 'error') -> None:
+    """An error line on stderr (`error: <message>`), escaped to one line (`printable`)."""
+    print(printable(f'{prefix}: {message}'), file=sys.stderr, flush=True)
+
+
 def _is_terminal(stream: TextIO) -> bool:
     """Whether `stream` is a terminal a bar can be drawn on: a tty that reports a width. A
     pseudo-terminal of width 0 (`script`, some IDE consoles and CI runners) would get empty
@@ -206,10 +233,10 @@ def info(message: str) -> None:
     """An informational line of a converter or tool (what it found, where it writes): one
     channel for all of them, stderr, beside the progress display; off when quiet."""
     if not is_quiet():
-        print(message, file=sys.stderr, flush=True)
+        print(printable(message, lines=True), file=sys.stderr, flush=True)
 
 
 def result(message: str) -> None:
     """A line of a command's result, on stdout; on a terminal it is written above any
     progress bar rather than through it."""
-    tqdm.write(message, file=sys.stdout)
+    tqdm.write(printable(message, lines=True), file=sys.stdout)

@@ -14,7 +14,10 @@ against all three in two steps:
    (`slimdata.records.tfrecord.check_file`: once per file per process, cached; an
    uncompressed file is checked from its record headers alone), and refuses a damaged file
    with a `TFRecordError` naming it, the record and its offset. What it counts is what every
-   epoch must read.
+   epoch must read. Files listed in their folder's `dataset_info.json` must also have the
+   size it records, and the other shards of their split must exist
+   (`check_recorded_shards`): a shard shortened, replaced or deleted since the conversion is
+   refused, named, before training starts.
 2. While the pipeline runs, what was read is compared with those counts and with
    `num_samples`: `RecordSource.counted_records` (the tf.data bridge, and the providers with
    `skip_corrupt=True` or with records divided between workers) per file and per epoch; the
@@ -29,6 +32,7 @@ skipped), and each epoch's skipped records are counted and reported in a warning
 import concurrent.futures
 import dataclasses
 import logging
+import os
 import random
 import threading
 import time
@@ -36,7 +40,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from slimdata import workers
 from slimdata._tf import tf
-from slimdata.records import tfrecord
+from slimdata.records import dataset_info, fs, tfrecord
 from slimdata.types import ReaderClass
 
 LOGGER = logging.getLogger('slimdata')
@@ -141,6 +145,54 @@ def num_samples_mismatch(records_per_epoch: int, num_samples: Optional[int]) -> 
 def _num_samples_says(num_samples: int) -> str:
     return (f'num_samples says {num_samples} (is a file missing, listed twice, or num_samples '
             'wrong?)')
+
+
+def check_recorded_shards(data_files: Sequence[str]) -> None:
+    """Refuses data files that are not the shards their folder's `dataset_info.json` records.
+
+    For every split of whose shards the data files read some: each of its shards must exist,
+    and each shard read must have the size recorded (when the writer recorded one). A
+    shorter valid file would otherwise be read as a dataset with fewer records, found only
+    at the end of an epoch, naming no file.
+
+    Raises:
+      ValueError: naming the files that differ and `dataset_info.json`, or a
+        `dataset_info.json` that cannot be read.
+    """
+    problems: List[str] = []
+    by_folder: Dict[str, List[str]] = {}
+    for path in dict.fromkeys(data_files):
+        by_folder.setdefault(os.path.dirname(path), []).append(os.path.basename(path))
+    for folder, names in by_folder.items():
+        info = dataset_info.read_dataset_info(folder)
+        info_path = os.path.join(folder, dataset_info.DATASET_INFO_FILENAME)
+        for split, entry in sorted((info or {}).get('splits', {}).items()):
+            shards = {shard['file']: shard for shard in entry.get('shards', [])}
+            if any(name in shards for name in names):
+                problems += _shard_changes(folder, shards, names, f'{info_path} (split '
+                                                                  f'{split!r})')
+    if problems:
+        more = f' (and {len(problems) - 3} more)' if len(problems) > 3 else ''
+        raise ValueError('; '.join(problems[:3]) + more + ': the shards changed since they '
+                         'were converted (`slimdata verify` on the folder says more; '
+                         'converting again rewrites them)')
+
+
+def _shard_changes(folder: str, shards: Dict[str, Dict[str, Any]], names: Sequence[str],
+                   recorded_in: str) -> List[str]:
+    """How the shards of one split differ from what `recorded_in` records."""
+    changes = []
+    for name, shard in shards.items():
+        path = os.path.join(folder, name)
+        if name not in names and not fs.exists(path):
+            changes.append(f'{path} is missing; {recorded_in} lists it with '
+                           f'{shard["num_records"]} records')
+        elif name in names and 'num_bytes' in shard:
+            size = fs.size(path)
+            if size != shard['num_bytes']:
+                changes.append(f'{path} has {size:,} bytes; {recorded_in} records '
+                               f'{shard["num_bytes"]:,} bytes and {shard["num_records"]} records')
+    return changes
 
 
 def warn_if_num_samples_differs(checks: Sequence[tfrecord.FileCheck],
@@ -271,6 +323,7 @@ def record_source(data_files: Sequence[str], reader: ReaderClass,
     epoch_size = num_samples if num_workers == 1 or keep_share else None
     checks = None
     if compression is not None:
+        check_recorded_shards(data_files)
         checks = check_data_files(files, compression, skip_corrupt)
         warn_if_num_samples_differs(checks, epoch_size)
     return RecordSource(files, compression, checks, epoch_size,

@@ -375,9 +375,9 @@ def decode_record(record: bytes, where: str, max_side: int = MAX_SIDE,
                                                  image.size, max_pixels)
     except _Undrawable as undrawable:
         return Sample(_kept(found), None, problem=undrawable.problem,
-                      num_boxes=len(found.boxes))
+                      num_boxes=found.num_boxes)
     return Sample(_kept(found), image, stored_size, classes, class_ids,
-                  num_boxes=len(found.boxes))
+                  num_boxes=found.num_boxes)
 
 
 def _kept(found: Annotations) -> Annotations:
@@ -404,7 +404,7 @@ def _annotations(record: bytes, where: str) -> Annotations:
         raise _Undrawable(UNREADABLE, 'not an Example',
                           f'{where}: not a tf.train.Example ({error})') from error
     try:
-        return annotations_lib.read_annotations(features, where)
+        return annotations_lib.read_annotations(features, where, MAX_BOXES)
     except AnnotationError as error:
         raise _Undrawable(UNREADABLE, 'unreadable record', str(error)) from error
 

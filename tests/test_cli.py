@@ -279,7 +279,7 @@ def test_verify_decode_names_shard_record_and_key_of_every_bad_image(capsys, tmp
     assert status == 1
     problems = out.split('3 problems:')[1].strip().splitlines()
     assert len(problems) == 3
-    assert f"{path}: record 1, key 'image/encoded': corrupt or unreadable image" in problems[0]
+    assert f"{path}: record 1, key 'image/encoded' is not a readable PNG" in problems[0]
     assert f"{path}: record 2, key 'image/segmentation/class/encoded': decodes to 8x5" \
         in problems[1]
     assert f'{path}: record 3: not a tf.train.Example' in problems[2]

@@ -114,7 +114,7 @@ def _run(argv: List[str]) -> int:
         with _terminate_like_interrupt():
             return args.run(args)
     except CommandLineError as error:
-        print(f'slimdata {args.command}: error: {error}', file=sys.stderr)
+        progress.error(error, f'slimdata {args.command}: error')
         return 2
     except KeyboardInterrupt:
         print(f'slimdata {args.command}: interrupted', file=sys.stderr)

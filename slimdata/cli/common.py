@@ -3,6 +3,7 @@
 import argparse
 import difflib
 import json
+import os
 import sys
 from typing import Any, Callable, List, Optional, Sequence
 
@@ -93,6 +94,16 @@ def existing_path(text: str) -> str:
     if not fs.exists(text):
         raise argparse.ArgumentTypeError(f'{text} does not exist')
     return text
+
+
+def existing_source(text: str) -> str:
+    """An argparse type for a converter's source paths: a path that exists, resolved (a local
+    path made absolute, `./`, `..`, a trailing slash and symlinks resolved), so that the same
+    source recorded in dataset_info.json is the same however it is typed or from wherever it
+    is run, and a re-run of the same command is recognised."""
+    from slimdata.records import fs
+    existing_path(text)
+    return text if fs.is_url(text) else os.path.realpath(text)
 
 
 def add_compression_option(parser: argparse.ArgumentParser) -> None:

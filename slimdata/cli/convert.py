@@ -11,7 +11,6 @@ import argparse
 import functools
 import importlib
 import os
-import sys
 from typing import Dict, NamedTuple
 
 from slimdata import progress
@@ -111,15 +110,15 @@ def run(kind: str, args: argparse.Namespace) -> int:
     except (KeyboardInterrupt, Terminated) as stop:
         left = what_is_left(args.output_dir, stop)
         if left:
-            print(f'slimdata convert {kind}: {left}', file=sys.stderr)
+            progress.error(left, f'slimdata convert {kind}')
         raise  # the command line says how it was stopped, with its exit status
     except convert_utils.UnknownSplitError as error:
         raise common.CommandLineError(str(error)) from error  # a usage error: exit status 2
     except (ValueError, OSError, RuntimeError) as error:
-        print(f'slimdata convert {kind}: error: {error}', file=sys.stderr)
+        progress.error(error, f'slimdata convert {kind}: error')
         left = what_is_left(args.output_dir, error)
         if left:
-            print(f'slimdata convert {kind}: {left}', file=sys.stderr)
+            progress.error(left, f'slimdata convert {kind}')
         return 1
     for summary in summaries.values():
         progress.result(summary.format())

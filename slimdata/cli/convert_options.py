@@ -55,7 +55,7 @@ def add_arguments(kind: str, parser: argparse.ArgumentParser) -> None:
     # wrapped here.
     parser.description = (own.description if '\n' in own.description
                           else textwrap.fill(own.description, 79))
-    parser.add_argument('src', metavar='SRC', type=common.existing_path, help=own.source_help)
+    parser.add_argument('src', metavar='SRC', type=common.existing_source, help=own.source_help)
     parser.add_argument('output_dir', metavar='OUT',
                         help='the folder for the shards, dataset_info.json and labels.txt '
                              '(created if needed; a gs:// URL works too)')
@@ -184,17 +184,17 @@ def _add_on_bad_box(parser: argparse.ArgumentParser) -> None:
 
 
 def _imagenet_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument('--bounding-boxes', metavar='DIR', type=common.existing_path,
+    parser.add_argument('--bounding-boxes', metavar='DIR', type=common.existing_source,
                         help='the ILSVRC bounding-box XMLs (any folders below DIR), matched to '
                              'images by name')
-    parser.add_argument('--synsets', metavar='FILE', type=common.existing_path,
+    parser.add_argument('--synsets', metavar='FILE', type=common.existing_source,
                         help='the synsets in label order (default: SRC/'
                              'imagenet_lsvrc_2015_synsets.txt if present, else the sorted '
                              'train/ folder names)')
-    parser.add_argument('--metadata', metavar='FILE', type=common.existing_path,
+    parser.add_argument('--metadata', metavar='FILE', type=common.existing_source,
                         help='<synset><TAB><text> lines (default: SRC/imagenet_metadata.txt '
                              'if present, else the text is the synset)')
-    parser.add_argument('--validation-labels', metavar='FILE', type=common.existing_path,
+    parser.add_argument('--validation-labels', metavar='FILE', type=common.existing_source,
                         help='the synset of each flat validation image, one per line '
                              '(default: SRC/imagenet_2012_validation_synset_labels.txt)')
     _add_on_bad_box(parser)

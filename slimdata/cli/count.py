@@ -1,8 +1,8 @@
 """`slimdata count PATH...`: the records of each file and the total (no TensorFlow)."""
 
 import argparse
-import sys
 
+from slimdata import progress
 from slimdata.cli import common
 from slimdata.records import tfrecord
 
@@ -28,12 +28,12 @@ def run(args: argparse.Namespace) -> int:
         except (ValueError, OSError) as error:  # TFRecordError is a ValueError
             failed.append({'path': path, 'error': str(error)})
             if not args.json:
-                print(f'error: {error}', file=sys.stderr)
+                progress.error(error)
             continue
         total += num_records
         counted.append({'path': path, 'records': num_records})
         if not args.json:
-            print(f'{num_records:>12}  {path}')
+            print(f'{num_records:>12}  {progress.printable(path)}')
     if args.json:
         common.print_json({'files': counted, 'errors': failed, 'total': total})
     else:

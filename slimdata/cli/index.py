@@ -3,9 +3,9 @@
 import argparse
 import collections
 import os
-import sys
 from typing import Sequence
 
+from slimdata import progress
 from slimdata.cli import common
 from slimdata.records import fs, tfrecord
 
@@ -34,10 +34,10 @@ def run(args: argparse.Namespace) -> int:
             written = tfrecord.write_index(path,
                                            tfrecord.default_index_path(path, args.output_dir))
         except (ValueError, OSError) as error:  # TFRecordError is a ValueError
-            print(f'error: {error}', file=sys.stderr)
+            progress.error(error)
             failed += 1
             continue
-        print(f'{path} -> {written}')
+        print(progress.printable(f'{path} -> {written}'))
     return 1 if failed else 0
 
 

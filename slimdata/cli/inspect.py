@@ -6,9 +6,9 @@ Imports no TensorFlow: records are parsed with slimdata's own Example schema.
 import argparse
 import itertools
 import os
-import sys
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, TypedDict
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, TypedDict
 
+from slimdata import progress
 from slimdata.cli import common
 from slimdata.records import dataset_info, example_schema, tfrecord
 
@@ -39,26 +39,21 @@ _PREVIEW_BYTES = 12
 
 def run(args: argparse.Namespace) -> int:
     files = common.expand(args.paths)
-    examples = []
+    parsed = [0]
     try:
-        for path, number, record in itertools.islice(_records(files, args.compression),
-                                                     args.num_records):
-            try:
-                examples.append(example_schema.Example.FromString(record))
-            except example_schema.DecodeError as error:
-                print(f'error: {path}: record {number} is not a tf.train.Example: {error}',
-                      file=sys.stderr)
-                return 1
+        features = summarize_features(_examples(files, args.compression, args.num_records,
+                                                parsed))
+        recorded = _recorded_schema(files)
     except (ValueError, OSError) as error:
-        print(f'error: {error}', file=sys.stderr)
+        progress.error(error)
         return 1
-    print(f'{", ".join(files[:3])}{" ..." if len(files) > 3 else ""}: {len(examples)} '
+    print(f'{progress.printable(", ".join(files[:3]))}{" ..." if len(files) > 3 else ""}: '
+          f'{parsed[0]} '
           'record(s) parsed as tf.train.Example\n')
-    features = summarize_features(examples)
     if not features:
         print('no features')
         return 0
-    columns = [('feature', list(features)),
+    columns = [('feature', [progress.printable(key) for key in features]),
                ('type', [summary['type'] for summary in features.values()]),
                ('values', [summary['lengths'] for summary in features.values()])]
     widths = [max(len(text) for text in [title, *texts]) for title, texts in columns]
@@ -67,7 +62,6 @@ def run(args: argparse.Namespace) -> int:
     for cells in [[title for title, _ in columns] + ['first values'], *rows]:
         print('  '.join(f'{cell:<{width}}' for cell, width in zip(cells, widths)) + '  '
               + cells[-1])
-    recorded = _recorded_schema(files)
     if recorded is not None:
         info_path, specs = recorded
         print(f'\nkeys_to_features = {{  # as the converter recorded it in {info_path}')
@@ -89,6 +83,24 @@ def _records(files: Sequence[str], compression: str) -> Iterator[Tuple[str, int,
     for path in files:
         for number, record in enumerate(tfrecord.iter_records(path, compression=compression)):
             yield path, number, record
+
+
+def _examples(files: Sequence[str], compression: str, limit: int,
+              parsed: List[int]) -> Iterator[Any]:
+    """The first `limit` records as tf.train.Examples, one at a time (so that memory holds one
+    record, however many are asked for); counts them in `parsed[0]`.
+
+    Raises:
+      ValueError: naming the record that is not an Example.
+    """
+    for path, number, record in itertools.islice(_records(files, compression), limit):
+        try:
+            example = example_schema.Example.FromString(record)
+        except example_schema.DecodeError as error:
+            raise ValueError(f'{path}: record {number} is not a tf.train.Example: '
+                             f'{error}') from None
+        parsed[0] += 1
+        yield example
 
 
 _SPEC_DTYPES = {'string': 'tf.string', 'int64': 'tf.int64', 'float32': 'tf.float32'}
@@ -124,8 +136,11 @@ class FeatureSummary(TypedDict):
     spec: Optional[str]  # a tf.io feature spec parsing every record, or None
 
 
-def summarize_features(examples: Sequence[Any]) -> Dict[str, FeatureSummary]:
+def summarize_features(examples: Iterable[Any]) -> Dict[str, FeatureSummary]:
     """Per feature key of some tf.train.Examples: type, value counts, preview, and spec.
+
+    Each example is summarised as it comes, and not kept: what is kept per record is a type
+    and a count per key.
 
     The spec is the source text of a `tf.io` feature spec that parses every one of the
     examples: `FixedLenFeature([])` with a default for keys that always hold one value (or are
@@ -133,25 +148,30 @@ def summarize_features(examples: Sequence[Any]) -> Dict[str, FeatureSummary]:
     otherwise. A key whose type differs between records, or that never holds a value, gets
     spec None.
     """
-    seen: Dict[str, List[Tuple[Optional[str], Any]]] = {}
+    seen: Dict[str, List[Tuple[Optional[str], int]]] = {}  # key -> (kind, length) per record
+    previews: Dict[str, str] = {}  # key -> the preview of its first non-empty list
+    num_examples = 0
     for example in examples:
+        num_examples += 1
         for key, feature in example.features.feature.items():
             kind = feature.WhichOneof('kind')
-            values = list(getattr(feature, kind).value) if kind else []
-            seen.setdefault(key, []).append((kind, values))
+            values = getattr(feature, kind).value if kind else []
+            seen.setdefault(key, []).append((kind, len(values)))
+            if values and key not in previews:
+                previews[key] = _preview(values)
     summaries: Dict[str, FeatureSummary] = {}
     for key in sorted(seen):
         kinds = sorted({kind for kind, _ in seen[key] if kind})
-        lengths = [len(values) for _, values in seen[key]]
+        lengths = [length for _, length in seen[key]]
         shortest, longest = min(lengths), max(lengths)
         length_text = str(shortest) if shortest == longest else f'{shortest}..{longest}'
-        if len(seen[key]) < len(examples):
-            length_text += f' (in {len(seen[key])}/{len(examples)})'
+        if len(seen[key]) < num_examples:
+            length_text += f' (in {len(seen[key])}/{num_examples})'
         summaries[key] = {
             'type': '/'.join(_TYPE_NAMES[kind] for kind in kinds) or 'empty',
             'lengths': length_text,
-            'preview': _preview(next((values for _, values in seen[key] if values), [])),
-            'spec': _feature_spec(kinds, lengths, always_present=len(seen[key]) == len(examples)),
+            'preview': previews.get(key, '[]'),
+            'spec': _feature_spec(kinds, lengths, always_present=len(seen[key]) == num_examples),
         }
     return summaries
 
@@ -176,8 +196,8 @@ def _preview(values: Sequence[Any]) -> str:
 
 def _preview_value(value: Any) -> str:
     if isinstance(value, bytes):
-        try:
-            text = value.decode('utf-8')
+        try:  # 40 characters are at most 160 bytes of UTF-8: longer values are not decoded
+            text = value.decode('utf-8') if len(value) <= 160 else None
         except UnicodeDecodeError:
             text = None
         if text is not None and text.isprintable() and len(text) <= 40:

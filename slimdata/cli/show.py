@@ -8,7 +8,6 @@ a file is not a TFRecord file; 2 for a usage error, including numbers (`-n`, `--
 """
 
 import argparse
-import sys
 
 from slimdata import progress
 from slimdata.cli import common
@@ -74,11 +73,11 @@ def run(args: argparse.Namespace) -> int:
     except (show.SelectionError, show.SheetTooLarge) as error:
         raise common.CommandLineError(str(error)) from error
     except (ValueError, OSError) as error:  # a TFRecordError is a ValueError
-        print(f'error: {error}', file=sys.stderr)
+        progress.error(error)
         return 1
     for problem in sheet.problems:
         label = 'error' if problem.kind == show.UNREADABLE else 'warning'
-        print(f'{label}: {problem.message}; its cell is marked', file=sys.stderr)
+        progress.error(f'{problem.message}; its cell is marked', label)
     cells = len(sheet.cells)
     fewer = f' (of {args.num_records} asked: all there are)' if cells < args.num_records else ''
     progress.result(f'wrote {args.output}: {cells} records{fewer} of {sheet.title}, '

@@ -6,7 +6,7 @@ from typing import List, Optional
 
 from slimdata import progress
 from slimdata.cli import common
-from slimdata.records import tfrecord
+from slimdata.records import images, tfrecord
 from slimdata.records.verify import Problem, verify_files
 
 
@@ -26,6 +26,11 @@ def register(commands: argparse._SubParsersAction, selected: bool) -> None:
                         help='also decode every image and label map of every record (with '
                              'Pillow) and compare its size with the record\'s; each failure '
                              'names the shard, record index and feature key')
+    parser.add_argument('--max-pixels', type=common.positive_int,
+                        default=images.DEFAULT_MAX_PIXELS, metavar='P',
+                        help='with --decode, the most pixels decoded for one image; larger '
+                             'images are problems (default: %(default)s, what the converters '
+                             'accept and Pillow opens)')
     common.add_json_option(parser)
     parser.set_defaults(run=run)
 
@@ -44,11 +49,13 @@ def run(args: argparse.Namespace) -> int:
             return
         if result is not None and not problems:
             progress.result(f'ok    {result.num_records:>10} records  '
-                            f'{progress.format_bytes(result.num_bytes):>10}  {path}')
+                            f'{progress.format_bytes(result.num_bytes):>10}  '
+                            f'{progress.printable(path)}')
         for problem in problems:
-            progress.result(f'FAIL  {problem}')
+            progress.result(progress.printable(f'FAIL  {problem}'))
 
-    report = verify_files(files, args.compression, decode=args.decode, on_file=on_file)
+    report = verify_files(files, args.compression, decode=args.decode, on_file=on_file,
+                          max_pixels=args.max_pixels)
     if args.json:
         common.print_json({'ok': report.ok, 'files': reports, 'records': report.num_records,
                            'bytes': report.num_bytes, 'images_decoded': report.decoded,
@@ -56,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
                            'notes': report.notes})
         return 0 if report.ok else 1
     for note in report.notes:
-        print(f'note: {note}')
+        print(progress.printable(f'note: {note}'))
     decoded = f', {progress.plural(report.decoded, "image")} decoded' if args.decode else ''
     print(f'\nverified {progress.plural(len(files), "file")}, '
           f'{progress.plural(report.num_records, "record")}, '
@@ -66,5 +73,5 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f'{progress.plural(len(report.problems), "problem")}:')
     for problem in report.problems:
-        print(f'  {problem}')
+        print(progress.printable(f'  {problem}'))
     return 1

@@ -32,7 +32,7 @@ the key.
 
 import dataclasses
 import math
-from typing import Any, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Mapping, Optional, Sequence, Tuple
 
 IMAGE_KEY = 'image/encoded'
 FORMAT_KEY = 'image/format'
@@ -47,7 +47,7 @@ BOX_LABEL_KEYS = ('image/object/bbox/label', 'image/object/class/label')
 BOX_TEXT_KEYS = ('image/object/bbox/label_text', 'image/object/class/text')
 BOX_DIFFICULT_KEYS = ('image/object/bbox/difficult', 'image/object/difficult')
 
-Features = Mapping[str, Tuple[Optional[str], List[Any]]]
+Features = Mapping[str, Tuple[Optional[str], Sequence[Any]]]
 
 
 class AnnotationError(ValueError):
@@ -83,8 +83,10 @@ class Annotations:
       raw_shape: (height, width, channels) when the image is raw uint8 pixels, else None.
       class_label: the image's class id (classification), or None.
       class_text: the class's text stored in the record, or None.
-      boxes: the objects' boxes (detection), in the record's order.
+      boxes: the objects' boxes (detection), in the record's order: the first `max_boxes`
+        that `read_annotations` was asked for.
       segmentation: the encoded class-index map (segmentation), or None.
+      num_boxes: how many boxes the record has (`boxes` may hold fewer).
     """
     where: str
     image: bytes
@@ -93,14 +95,18 @@ class Annotations:
     class_text: Optional[str] = None
     boxes: Tuple[Box, ...] = ()
     segmentation: Optional[bytes] = None
+    num_boxes: int = 0
 
 
-def read_annotations(features: Features, where: str) -> Annotations:
+def read_annotations(features: Features, where: str,
+                     max_boxes: Optional[int] = None) -> Annotations:
     """Recognises a parsed Example's layout by its keys and returns its annotations.
 
     Args:
       features: feature key -> (list kind, values), as `example_schema.parse_example` returns.
       where: how errors name the record.
+      max_boxes: the most boxes made (all are checked); None: all of them. A record of a
+        million boxes then costs its lists, not a million `Box` objects.
 
     Raises:
       AnnotationError: no image, a key holding the wrong kind of values, or inconsistent
@@ -114,10 +120,12 @@ def read_annotations(features: Features, where: str) -> Annotations:
                               f'value); the record has the keys {keys}')
     class_label = reader.single(CLASS_LABEL_KEY, 'int64_list')
     class_text = reader.single(CLASS_TEXT_KEY, 'bytes_list')
+    boxes, num_boxes = _boxes(reader, max_boxes)
     return Annotations(
         where=where, image=image, raw_shape=_raw_shape(reader, len(image)),
         class_label=class_label, class_text=_text(class_text),
-        boxes=_boxes(reader), segmentation=reader.single(SEGMENTATION_KEY, 'bytes_list'))
+        boxes=boxes, segmentation=reader.single(SEGMENTATION_KEY, 'bytes_list'),
+        num_boxes=num_boxes)
 
 
 class _FeatureReader:
@@ -127,7 +135,7 @@ class _FeatureReader:
         self.features = features
         self.where = where
 
-    def values(self, key: str, kind: str) -> Optional[List[Any]]:
+    def values(self, key: str, kind: str) -> Optional[Sequence[Any]]:
         """The values of `key` (None when absent); an error if they are not of `kind`."""
         if key not in self.features:
             return None
@@ -147,7 +155,8 @@ class _FeatureReader:
                                   'expected one')
         return values[0]
 
-    def first_of(self, keys: Sequence[str], kind: str) -> Tuple[Optional[str], Optional[list]]:
+    def first_of(self, keys: Sequence[str], kind: str
+                 ) -> Tuple[Optional[str], Optional[Sequence[Any]]]:
         """(key, values) of the first of `keys` the record has, or (None, None)."""
         for key in keys:
             values = self.values(key, kind)
@@ -178,11 +187,12 @@ def _raw_shape(reader: _FeatureReader, num_bytes: int) -> Optional[Tuple[int, in
     return height, width, channels
 
 
-def _boxes(reader: _FeatureReader) -> Tuple[Box, ...]:
+def _boxes(reader: _FeatureReader, max_boxes: Optional[int]) -> Tuple[Tuple[Box, ...], int]:
+    """(the first `max_boxes` boxes, how many the record has)."""
     coordinates = {key: reader.values(key, 'float_list') or [] for key in BOX_COORDINATE_KEYS}
     num_boxes = max(len(values) for values in coordinates.values())
     if not num_boxes:
-        return ()
+        return (), 0
     label_key, labels = reader.first_of(BOX_LABEL_KEYS, 'int64_list')
     text_key, texts = reader.first_of(BOX_TEXT_KEYS, 'bytes_list')
     difficult_key, difficult = reader.first_of(BOX_DIFFICULT_KEYS, 'int64_list')
@@ -199,9 +209,10 @@ def _boxes(reader: _FeatureReader) -> Tuple[Box, ...]:
             raise AnnotationError(f'{reader.where}: key {key!r} holds a value that is not a '
                                   'finite number')
     ymin, xmin, ymax, xmax = coordinates.values()
+    made = num_boxes if max_boxes is None else min(num_boxes, max_boxes)
     return tuple(
         Box(ymin[i], xmin[i], ymax[i], xmax[i],
             label=labels[i] if labels else None,
             text=_text(texts[i]) if texts else None,
             difficult=bool(difficult[i]) if difficult else False)
-        for i in range(num_boxes))
+        for i in range(made)), num_boxes

@@ -194,7 +194,17 @@ def record_split(output_dir: str, split: str, entry: Optional[Mapping[str, Any]]
 
 
 def read_dataset_info(dataset_dir: str) -> Optional[Dict[str, Any]]:
-    """Returns the parsed `dataset_info.json` of `dataset_dir`, or None if there is none."""
+    """Returns the parsed `dataset_info.json` of `dataset_dir`, or None if there is none.
+
+    The file is input like any other (it may have been edited or planted): every split entry
+    must be an object whose `num_examples` and shard counts are counts, and whose shard
+    files are plain names in the folder, so that no reader is sent outside it
+    (`../victim.tfrecord`, `/etc/passwd`).
+
+    Raises:
+      ValueError: naming the file and what is wrong, in one line (JSON nested too deeply
+        for the parser included).
+    """
     path = os.path.join(dataset_dir, DATASET_INFO_FILENAME)
     if not fs.exists(path):
         return None
@@ -202,10 +212,47 @@ def read_dataset_info(dataset_dir: str) -> Optional[Dict[str, Any]]:
         info = json.loads(fs.read_bytes(path))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ValueError(f'{path} is not valid JSON: {error}') from error
+    except RecursionError:
+        raise ValueError(f'{path} is not a slimdata dataset_info.json: its JSON is nested too '
+                         'deeply to be read') from None
     if not isinstance(info, dict) or not isinstance(info.get('splits', {}), dict):
         raise ValueError(f'{path} is not a slimdata dataset_info.json (expected an object with '
                          'a "splits" object)')
+    for split, entry in info.get('splits', {}).items():
+        _check_split_entry(f'{path}: split {split!r}', entry)
     return info
+
+
+def _check_split_entry(where: str, entry: Any) -> None:
+    """Refuses (ValueError naming `where`) a split entry that is not what the writer writes."""
+    if not isinstance(entry, dict):
+        raise ValueError(f'{where} is a {type(entry).__name__}; expected an object')
+    if 'num_examples' in entry and not _is_count(entry['num_examples']):
+        raise ValueError(f'{where}: num_examples {entry["num_examples"]!r} is not a count of '
+                         'examples (an integer, 0 or more)')
+    shards = entry.get('shards', [])
+    if not isinstance(shards, list):
+        raise ValueError(f'{where}: "shards" is a {type(shards).__name__}; expected a list')
+    for number, shard in enumerate(shards):
+        if not (isinstance(shard, dict) and isinstance(shard.get('file'), str)
+                and _is_count(shard.get('num_records'))):
+            raise ValueError(f'{where}: shard entry {number} needs a "file" name and a '
+                             f'"num_records" count (an integer, 0 or more), got {shard!r:.200}')
+        if not is_plain_name(shard['file']):
+            raise ValueError(f'{where}: shard entry {number} names the file '
+                             f'{shard["file"]!r:.200}; a shard is a plain file name in the '
+                             'folder of dataset_info.json (no folder, no "..")')
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def is_plain_name(name: str) -> bool:
+    """Whether `name` names a file directly in a folder: no separator, not '.' or '..',
+    not empty, no NUL."""
+    return (name not in ('', '.', '..') and '/' not in name and '\\' not in name
+            and '\0' not in name and os.path.basename(name) == name)
 
 
 def _write_info(output_dir: str, info: Mapping[str, Any]) -> str:

@@ -10,7 +10,7 @@ imported first (the PyPI `tfrecord` package's copy of the schema does clash).
     features = parse_example(record)               # {'image/encoded': ('bytes_list', [b'...'])}
 """
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
@@ -73,18 +73,21 @@ Example = _message_class('Example')
 Feature = _message_class('Feature')
 
 
-def parse_example(data: bytes) -> Dict[str, Tuple[str, list]]:
+def parse_example(data: bytes) -> Dict[str, Tuple[Optional[str], Sequence[Any]]]:
     """Feature key -> (list type, values) of a serialized Example.
 
     The list type is 'bytes_list', 'float_list', 'int64_list', or None for a feature that
-    holds no list. Values are Python bytes, floats and ints.
+    holds no list. Values are a sequence of Python bytes, floats or ints, made one at a time
+    as they are read (the message's own repeated field, which compares equal to a list of
+    them): a list of 10 million floats costs the 40 MB of the record, not 320 MB of Python
+    objects.
 
     Raises:
       DecodeError: if `data` is not a serialized Example.
     """
     example = Example.FromString(data)
-    parsed = {}
+    parsed: Dict[str, Tuple[Optional[str], Sequence[Any]]] = {}
     for key, feature in example.features.feature.items():
         kind = feature.WhichOneof('kind')
-        parsed[key] = (kind, list(getattr(feature, kind).value) if kind else [])
+        parsed[key] = (kind, getattr(feature, kind).value if kind else [])
     return parsed

@@ -100,19 +100,47 @@ def check_image(data: bytes, path: str, mode: str = DEFAULT_CHECK,
     return info
 
 
-def decode_with_pillow(data: bytes, path: str) -> Image.Image:
+def decode_with_pillow(data: bytes, path: str,
+                       max_pixels: int = DEFAULT_MAX_PIXELS) -> Image.Image:
     """Decodes all of `data` with Pillow (catching truncation), or raises naming `path`.
 
+    The size is read from the header first: an image of more than `max_pixels` pixels is
+    refused before any pixel is decoded.
+
     Raises:
-      ImageError: if Pillow cannot parse or fully decode the bytes.
+      ImageError: if Pillow cannot parse or fully decode the bytes, or the image is too large.
     """
     try:
         image = Image.open(io.BytesIO(data))
+    except PILLOW_ERRORS as error:
+        raise _unreadable(path, error) from error
+    _check_pixels(path, image.width, image.height, len(image.getbands()), max_pixels)
+    try:
         image.load()
     except PILLOW_ERRORS as error:
-        raise ImageError(f'{path}: corrupt or unreadable image ({type(error).__name__}: '
-                         f'{error})') from error
+        raise _unreadable(path, error) from error
     return image
+
+
+def _unreadable(path: str, error: BaseException) -> ImageError:
+    return ImageError(f'{path}: corrupt or unreadable image ({type(error).__name__}: {error})')
+
+
+def decode_stored_image(data: bytes, where: str,
+                        max_pixels: int = DEFAULT_MAX_PIXELS) -> Image.Image:
+    """The check of an image read back from a record (`slimdata verify --decode`): the
+    converters' check, then a whole decode.
+
+    A JPEG or PNG must pass `check_image`'s structure check (so a header claiming more pixels
+    than its data can hold is refused before a decoder allocates them); any image is refused
+    over `max_pixels` before its pixels are decoded, then decoded whole with Pillow.
+
+    Raises:
+      ImageError: naming `where`, as `check_image` and `decode_with_pillow` do.
+    """
+    if image_format_of(data) is not None:
+        check_image(data, where, 'structure', max_pixels)
+    return decode_with_pillow(data, where, max_pixels)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -48,11 +48,12 @@ from typing import (
     Tuple,
     TypeVar,
     Union,
+    cast,
 )
 
 from crc32c import crc32c as _crc32c
 
-from slimdata.records import fs
+from slimdata.records import dataset_info, fs
 
 PathLike = Union[str, 'os.PathLike[str]']
 ProgressCallback = Callable[[Union[bytes, memoryview]], None]  # a chunk of the file, as read
@@ -81,6 +82,10 @@ _CHUNK_SIZE = 1024 * 1024
 # bigger than the default 8 KiB buffer) costs about a third of the time of writing a 60 kB
 # image record on ext4; with this buffer, one call serves many records.
 WRITE_BUFFER_SIZE = 1024 * 1024
+# The largest record `iter_records` holds from a compressed file: a few kB of GZIP inflate
+# to gigabytes, and a record must be held whole to be parsed. Records this big are rare (a
+# 40 MB record holds 10 million floats); counting and verifying stream a record of any size.
+MAX_COMPRESSED_RECORD_BYTES = 64 << 20
 # `count_records` reads headers through windows this big: one read serves every header in it
 # when records are small, and little is read in vain when they are large.
 _HEADER_WINDOW_SIZE = 8 * 1024
@@ -130,6 +135,11 @@ class TFRecordError(ValueError):
     def __reduce__(self):  # keeps the attributes when the error crosses a process boundary
         return (type(self),
                 (self.path, self.record_index, self.offset, self.reason, self.compression))
+
+
+class RecordTooLarge(TFRecordError):
+    """A record of a compressed file declares more bytes than a reader that holds records
+    takes (`iter_records`' `max_record_bytes`); its framing may be valid."""
 
 
 @dataclasses.dataclass
@@ -440,16 +450,29 @@ def _data_crc_reason(stored: int, computed: int) -> str:
     return f'data CRC mismatch (stored 0x{stored:08x}, computed 0x{computed:08x})'
 
 
+def _too_big_reason(length: int, max_record_bytes: int) -> str:
+    return (f'the header declares {length:,} bytes of data, more than the '
+            f'{max_record_bytes:,} a record read from a compressed file may hold (the file '
+            'is damaged or hostile; count and verify check such a record without holding it)')
+
+
 # ----------------------------------------------------------------------------------------------
 # Reading: the record scanner
 
 def _scan_records(path: str, source, compression: Optional[str], verify: bool,
-                  emit: Callable[[memoryview], _T]) -> Iterator[_T]:
+                  emit: Optional[Callable[[memoryview], _T]],
+                  max_record_bytes: Optional[int] = None) -> Iterator[Union[_T, int]]:
     """Yields `emit(view of each record's data)`, checking the framing as it goes.
 
     The length CRC is always checked (a corrupt length must not send the reader astray);
     the data CRC when `verify` is true. The view passed to `emit` is only valid during the
     call. Everything the loop touches is a local variable: this is the hot path.
+
+    With `emit` None the data is not wanted: each record's length is yielded, and a record
+    too big for the buffer is streamed through it (its CRC computed piece by piece) rather
+    than held, so that memory stays at one chunk whatever the headers declare (a compressed
+    file of a few kB can inflate to gigabytes). A record that must be held is refused when
+    its length is over `max_record_bytes` (None: no cap).
     """
     buffer = bytearray(_CHUNK_SIZE)
     view = memoryview(buffer)
@@ -476,6 +499,15 @@ def _scan_records(path: str, source, compression: Optional[str], verify: bool,
                 raise TFRecordError(path, index, base + start,
                                     _length_crc_reason(index, header, compression), compression)
         record_end = start + FRAMING_SIZE + length
+        if emit is None and FRAMING_SIZE + length > len(buffer):
+            base, start, end = _stream_record(source, view, base, start, end, length, verify,
+                                              (path, index, base + start, compression))
+            yield length
+            index += 1
+            continue
+        if max_record_bytes is not None and length > max_record_bytes:
+            raise RecordTooLarge(path, index, base + start,
+                                 _too_big_reason(length, max_record_bytes), compression)
         if end < record_end:
             where = (path, index, base + start, compression)
             buffer, view, end = _fill(source, buffer, view, start, end, FRAMING_SIZE + length,
@@ -493,9 +525,49 @@ def _scan_records(path: str, source, compression: Optional[str], verify: bool,
             if computed != stored:
                 raise TFRecordError(path, index, base + start,
                                     _data_crc_reason(stored, computed), compression)
-        yield emit(view[data_start:data_end])
+        yield length if emit is None else emit(view[data_start:data_end])
         start = record_end
         index += 1
+
+
+def _stream_record(source, view: memoryview, base: int, start: int, end: int, length: int,
+                   verify: bool, where: Tuple[str, int, int, Optional[str]]
+                   ) -> Tuple[int, int, int]:
+    """Consumes the record whose header is at view[start:], `length` bytes of data, reading
+    it through `view` a chunk at a time and keeping none of it; checks its data CRC when
+    `verify` is true. `where` (path, record index, offset, compression) names the record.
+
+    Returns (base, start, end) of the buffer after the record, as `_scan_records` keeps them.
+    """
+    path, index, offset, compression = where
+    position, data_left, crc = start + HEADER_SIZE, length, 0
+    while True:
+        take = min(data_left, end - position)
+        if verify and take:
+            crc = _crc32c(view[position:position + take], crc)
+        position += take
+        data_left -= take
+        if not data_left and end - position >= FOOTER_SIZE:
+            break
+        kept = end - position  # part of the footer, once the data is consumed
+        view[:kept] = view[position:end]
+        base, position, end = base + position, 0, kept
+        try:
+            count = source.readinto(view[end:])
+        except _StreamError as error:
+            raise TFRecordError(path, index, offset, str(error), compression) from None
+        if not count:
+            available = base + end - offset
+            raise TFRecordError(path, index, offset, _truncation_reason(available, length),
+                                compression)
+        end += count
+    if verify:
+        computed = (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & _UINT32
+        stored = _CRC.unpack_from(view, position)[0]
+        if computed != stored:
+            raise TFRecordError(path, index, offset, _data_crc_reason(stored, computed),
+                                compression)
+    return base, position + FOOTER_SIZE, end
 
 
 def _fill(source, buffer: bytearray, view: memoryview, start: int, end: int, need: int,
@@ -534,18 +606,21 @@ def _open_for_reading(path: PathLike) -> fs.Reader:
 
 
 def _read_records(path: PathLike, verify: bool, compression: Optional[str],
-                  emit: Callable[[memoryview], _T],
-                  on_read: Optional[ProgressCallback] = None) -> Iterator[_T]:
+                  emit: Optional[Callable[[memoryview], _T]],
+                  on_read: Optional[ProgressCallback] = None,
+                  max_record_bytes: Optional[int] = None) -> Iterator[Union[_T, int]]:
     compression = _resolve_compression(path, compression)
     file_size = fs.size(os.fspath(path))
     with _open_for_reading(path) as file:
         yield from _scan_records(os.fspath(path),
                                  _open_source(file, compression, on_read, file_size),
-                                 compression, verify, emit)
+                                 compression, verify, emit,
+                                 max_record_bytes if compression is not None else None)
 
 
 def iter_records(path: PathLike, verify: bool = True,
-                 compression: Optional[str] = AUTO) -> Iterator[bytes]:
+                 compression: Optional[str] = AUTO,
+                 max_record_bytes: int = MAX_COMPRESSED_RECORD_BYTES) -> Iterator[bytes]:
     """Yields the data of each record in a TFRecord file, as bytes.
 
     Args:
@@ -553,13 +628,18 @@ def iter_records(path: PathLike, verify: bool = True,
       verify: check each record's data CRC (the length CRC is always checked).
       compression: 'auto' (the default: detected from the first bytes), None or '' for
         uncompressed, 'GZIP' or 'ZLIB'.
+      max_record_bytes: the largest record held from a compressed file (an uncompressed
+        record is bounded by its file's size on disk; a compressed one by nothing, since a
+        few kB of a GZIP file inflate to gigabytes).
 
     Raises:
       FileNotFoundError: at once, when `path` does not exist.
-      TFRecordError: when a record is corrupt or truncated, as iteration reaches it.
+      TFRecordError: when a record is corrupt or truncated, as iteration reaches it;
+        `RecordTooLarge`, one, when a compressed file's record is over `max_record_bytes`.
     """
     fs.stat(os.fspath(path))  # a missing file fails here, not at the first next()
-    return _read_records(path, verify, compression, bytes)
+    return cast(Iterator[bytes], _read_records(path, verify, compression, bytes,
+                                               max_record_bytes=max_record_bytes))
 
 
 def count_records(path: PathLike, compression: Optional[str] = AUTO) -> int:
@@ -567,7 +647,8 @@ def count_records(path: PathLike, compression: Optional[str] = AUTO) -> int:
 
     An uncompressed file is counted without reading its data: the reader jumps from header to
     header, checks each length's CRC, and checks the file does not end inside a record. A
-    compressed file has to be decompressed, and is (data CRCs are not checked then either).
+    compressed file has to be decompressed, and is, in one chunk of memory whatever its records
+    declare (data CRCs are not checked then either).
 
     Args:
       path: the file.
@@ -580,7 +661,7 @@ def count_records(path: PathLike, compression: Optional[str] = AUTO) -> int:
     compression = _resolve_compression(path, compression)
     if compression is None:
         return sum(1 for _ in iter_record_spans(path))
-    return sum(1 for _ in _read_records(path, False, compression, len))
+    return sum(1 for _ in _read_records(path, False, compression, None))
 
 
 def iter_record_spans(path: PathLike) -> Iterator[Tuple[int, int]]:
@@ -636,7 +717,7 @@ def verify_file(path: PathLike, compression: Optional[str] = AUTO,
     num_bytes = fs.size(os.fspath(path))
     num_records = 0
     try:
-        for _ in _read_records(path, True, compression, len, on_read):
+        for _ in _read_records(path, True, compression, None, on_read):
             num_records += 1
     except TFRecordError as error:
         return VerifyResult(os.fspath(path), num_records, num_bytes, False, error)
@@ -718,7 +799,8 @@ def check_file(path: PathLike, compression: Optional[str] = AUTO) -> FileCheck:
     readers too; their data CRCs are not checked (`verify_file` does that).
 
     An uncompressed file is checked without reading its data (`iter_record_spans` jumps from
-    header to header); a compressed one has to be decompressed. The result is remembered for
+    header to header); a compressed one has to be decompressed, and is, in one chunk of memory
+    whatever its records declare. The result is remembered for
     the life of the process, keyed by the path and the file's size, modification time and
     inode, so each file is checked once however many pipelines read it, and again when it
     changes.
@@ -746,7 +828,7 @@ def check_file(path: PathLike, compression: Optional[str] = AUTO) -> FileCheck:
 def _check_framing(path: str, compression: Optional[str], num_bytes: int) -> FileCheck:
     num_records = 0
     records = (iter_record_spans(path) if compression is None
-               else _read_records(path, False, compression, len))
+               else _read_records(path, False, compression, None))
     try:
         for _ in records:
             num_records += 1
@@ -845,6 +927,20 @@ def _record_files_of_match(match: str) -> List[str]:
     return [match] if _is_record_file_name(os.path.basename(match)) else []
 
 
+def _incomplete_note(folder: str) -> str:
+    """'; its dataset_info.json marks split ... incomplete ...' for a folder whose conversion
+    was interrupted before a shard was written, else ''."""
+    try:
+        incomplete = dataset_info.incomplete_splits(dataset_info.read_dataset_info(folder) or {})
+    except ValueError as error:
+        return f'; {error}'
+    if not incomplete:
+        return ''
+    return (f'; its {dataset_info.DATASET_INFO_FILENAME} marks split(s) '
+            f'{", ".join(map(repr, sorted(incomplete)))} incomplete: a conversion is running or '
+            'was interrupted before it wrote a shard; run the same command again to finish it')
+
+
 def expand_paths(paths: Sequence[PathLike]) -> List[str]:
     """Turns command-line paths into the list of TFRecord files they name.
 
@@ -865,7 +961,8 @@ def expand_paths(paths: Sequence[PathLike]) -> List[str]:
         if fs.isdir(path):
             found = _list_record_files(path)
             if not found or _all_images(found):
-                raise ValueError(_no_records_message(path, found))
+                raise ValueError(_no_records_message(path, found)
+                                 + ('' if found else _incomplete_note(path)))
         elif fs.exists(path):
             found = [path]
         elif any(char in path for char in '*?['):

@@ -11,8 +11,9 @@ first. Each problem is its message (a `Problem` is a str) and the same as fields
   its bytes (so a shard of another run is found even when its count matches); every split is
   complete (not left by an interrupted conversion); `num_examples` equals its shards' sum;
 - with `decode=True`, every image and label map in every record: each `*encoded` bytes
-  feature (but those whose `*format` says raw) is decoded with Pillow, and its size compared
-  with the record's `image/height` and `image/width`.
+  feature (but those whose `*format` says raw) passes the converters' structure check and is
+  decoded with Pillow (`images.decode_stored_image`, at most `max_pixels` pixels), and its
+  size compared with the record's `image/height` and `image/width`.
 
 It imports no TensorFlow.
 """
@@ -63,11 +64,12 @@ class Problem(str):
 
 #: The kinds of problem: a file that cannot be read; a record whose framing or CRCs are wrong
 #: (or a file cut short); a record that is not a tf.train.Example; an image that does not
-#: decode, or decodes to another size than the record says; and what dataset_info.json
-#: records but the folder does not hold.
+#: decode, or decodes to another size than the record says; what dataset_info.json
+#: records but the folder does not hold; and a record of a compressed file too large to be
+#: held for decoding (`tfrecord.MAX_COMPRESSED_RECORD_BYTES`).
 KINDS = ('unreadable', 'damaged-record', 'not-an-example', 'undecodable-image',
          'image-size', 'dataset-info', 'missing-shard', 'record-count', 'shard-size',
-         'shard-checksum', 'incomplete-split', 'num-examples')
+         'shard-checksum', 'incomplete-split', 'num-examples', 'record-too-large')
 
 #: Where `verify_files` reports each file it finished: (path, its framing result or None if
 #: it could not be read, its problems).
@@ -102,7 +104,8 @@ class VerifyReport:
 
 def verify_files(files: Sequence[str], compression: Optional[str] = tfrecord.AUTO,
                  decode: bool = False, on_file: Optional[FileReport] = None,
-                 desc: str = 'verify') -> VerifyReport:
+                 desc: str = 'verify',
+                 max_pixels: int = images.DEFAULT_MAX_PIXELS) -> VerifyReport:
     """Verifies record files, and the `dataset_info.json` of each of their folders.
 
     Args:
@@ -111,6 +114,8 @@ def verify_files(files: Sequence[str], compression: Optional[str] = tfrecord.AUT
       decode: also decode every image and label map of every record.
       on_file: called as each file is done (the command line prints a line).
       desc: the progress display's label.
+      max_pixels: with `decode`, larger images are problems, not decoded (the converters'
+        default bound).
     """
     report = VerifyReport()
     checksums: Dict[str, int] = {}
@@ -138,7 +143,7 @@ def verify_files(files: Sequence[str], compression: Optional[str] = tfrecord.AUT
                     problems.append(Problem(str(damage), path, 'damaged-record',
                                             damage.record_index, damage.offset))
                 if decode:
-                    decoded, decode_problems = decode_images(path, compression)
+                    decoded, decode_problems = decode_images(path, compression, max_pixels)
                     report.decoded += decoded
                     problems += decode_problems
             report.problems += problems
@@ -184,8 +189,7 @@ def check_against_dataset_info(folder: str, results: Mapping[str, tfrecord.Verif
                 f'{info_path}: split {split!r} is incomplete: its conversion is running or '
                 f'was interrupted ({len(entry.get("shards", []))} shard(s) written); run the '
                 'converter again to finish it', info_path, 'incomplete-split'))
-            listed.update(os.path.join(folder, shard.get('file', ''))
-                          for shard in entry.get('shards', []) if isinstance(shard, dict))
+            listed.update(os.path.join(folder, shard['file']) for shard in entry.get('shards', []))
             continue
         split_problems, counted = _check_split(folder, info_path, split, entry, results,
                                                checksums or {}, listed)
@@ -193,7 +197,7 @@ def check_against_dataset_info(folder: str, results: Mapping[str, tfrecord.Verif
         recorded_total = entry.get('num_examples')
         shards = entry.get('shards', [])
         expected_total = counted if counted is not None else sum(
-            shard.get('num_records', 0) for shard in shards if isinstance(shard, dict))
+            shard['num_records'] for shard in shards)
         if expected_total != recorded_total:
             held = 'hold' if counted is not None else 'are recorded with'
             problems.append(Problem(f'{info_path}: split {split!r} has num_examples '
@@ -210,14 +214,7 @@ def _check_split(folder: str, info_path: str, split: str, entry: Mapping,
     """(problems of the split's shards, their records counted, or None if not all were)."""
     problems: List[Problem] = []
     counted, all_counted = 0, True
-    for number, shard in enumerate(entry.get('shards', [])):
-        if not (isinstance(shard, dict) and isinstance(shard.get('file'), str)
-                and isinstance(shard.get('num_records'), int)):
-            problems.append(Problem(f'{info_path}: split {split!r}: shard entry {number} '
-                                    'needs a "file" name and a "num_records" count, got '
-                                    f'{shard!r}', info_path, 'dataset-info'))
-            all_counted = False
-            continue
+    for shard in entry.get('shards', []):  # entries checked by read_dataset_info
         path = os.path.join(folder, shard['file'])
         listed.add(path)
         result = results.get(path)
@@ -251,9 +248,12 @@ def _shard_differences(path: str, shard: Mapping, result: tfrecord.VerifyResult,
     return []
 
 
-def decode_images(path: str, compression: Optional[str] = tfrecord.AUTO
-                  ) -> Tuple[int, List[Problem]]:
-    """Decodes every image and label map in a record file.
+# A parsed Example: key -> (list kind, values), as `example_schema.parse_example` gives it.
+_Features = Mapping[str, Tuple[Optional[str], Sequence[Any]]]
+
+def decode_images(path: str, compression: Optional[str] = tfrecord.AUTO,
+                  max_pixels: int = images.DEFAULT_MAX_PIXELS) -> Tuple[int, List[Problem]]:
+    """Decodes every image and label map in a record file (`images.decode_stored_image`).
 
     Returns:
       (images decoded, problems: each names the file, record index and feature key).
@@ -268,16 +268,19 @@ def decode_images(path: str, compression: Optional[str] = tfrecord.AUTO
                 problems.append(Problem(f'{where}: not a tf.train.Example ({error})', path,
                                         'not-an-example', index))
                 continue
-            count, record_problems = _decode_record(features, path, index)
+            count, record_problems = _decode_record(features, path, index, max_pixels)
             decoded += count
             problems += record_problems
+    except tfrecord.RecordTooLarge as error:
+        problems.append(Problem(f'{error}; its images are not decoded', path,
+                                'record-too-large', error.record_index, error.offset))
     except (tfrecord.TFRecordError, OSError):
         pass  # a framing problem, reported by the CRC check
     return decoded, problems
 
 
-def _decode_record(features: Mapping[str, Tuple[str, list]], path: str, index: int
-                   ) -> Tuple[int, List[Problem]]:
+def _decode_record(features: _Features, path: str, index: int,
+                   max_pixels: int) -> Tuple[int, List[Problem]]:
     where = f'{path}: record {index}'
     decoded, problems = 0, []
     image_size = _stated_size(features)
@@ -288,7 +291,7 @@ def _decode_record(features: Mapping[str, Tuple[str, list]], path: str, index: i
         for position, value in enumerate(values):
             label = f'{where}, key {key!r}' + (f' value {position}' if len(values) > 1 else '')
             try:
-                size = images.decode_with_pillow(value, label).size
+                size = images.decode_stored_image(value, label, max_pixels).size
             except images.ImageError as error:
                 problems.append(Problem(str(error), path, 'undecodable-image', index, key=key))
                 continue
@@ -306,7 +309,7 @@ def _decode_record(features: Mapping[str, Tuple[str, list]], path: str, index: i
 _SIZED_KEYS = ('image/encoded', 'image/segmentation/class/encoded')
 
 
-def _stated_size(features: Mapping[str, Tuple[str, list]]) -> Optional[Tuple[int, int]]:
+def _stated_size(features: _Features) -> Optional[Tuple[int, int]]:
     width, height = features.get('image/width'), features.get('image/height')
     if not (width and height and width[0] == height[0] == 'int64_list'
             and len(width[1]) == len(height[1]) == 1):
@@ -314,7 +317,7 @@ def _stated_size(features: Mapping[str, Tuple[str, list]]) -> Optional[Tuple[int
     return width[1][0], height[1][0]
 
 
-def _is_raw(features: Mapping[str, Tuple[str, list]], key: str) -> bool:
+def _is_raw(features: _Features, key: str) -> bool:
     kind, values = features.get(key[:-len('encoded')] + 'format', (None, []))
     return kind == 'bytes_list' and len(values) == 1 and values[0].lower() == b'raw'
 
