@@ -29,11 +29,11 @@ import collections
 import dataclasses
 import hashlib
 import os
-import re
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
+from slimdata.datasets import convert_utils
 from slimdata.records import dataset_info, fs, images, label_map
 from slimdata.records.example import serialize_example
 from slimdata.records.writer import EncodedExample, SplitSource, WriteSummary, write_dataset
@@ -45,8 +45,6 @@ BAD_BOX_POLICIES = ('clip', 'skip', 'error')
 BACKGROUND = 'none'
 #: The OD API layout's label map, written beside the shards.
 LABEL_MAP_FILENAME = 'label_map.pbtxt'
-#: The largest classes file read (a list of names or a label map; real ones are kilobytes).
-MAX_CLASSES_FILE_BYTES = 16 << 20
 
 #: A box normalised to the image: (ymin, xmin, ymax, xmax), each in [0, 1] once checked.
 Box = Tuple[float, float, float, float]
@@ -161,19 +159,17 @@ class Classes:
                                  'or auto for the names the annotations hold)')
             return cls.from_names(default)
         if spec == 'auto':
-            names = sorted(set(found()))
-            if not names:
+            found_names = sorted(set(found()))
+            if not found_names:
                 raise ValueError('--classes auto: the annotations hold no object, so no class '
                                  'name was found; name the classes with --classes')
-            return cls.from_names(names)
-        if fs.exists(spec) and not fs.isdir(spec):
-            return _classes_of_file(spec)
-        if os.sep in spec or spec.endswith(('.txt', '.pbtxt')):
-            raise ValueError(f'--classes {spec}: no such file (a file of class names or a '
-                             'label_map.pbtxt was expected)')
-        listed = tuple(name.strip() for name in spec.split(','))
-        _check_classes(listed, tuple(range(1, len(listed) + 1)), f'--classes {spec!r}')
-        return cls.from_names(listed)
+            return cls.from_names(found_names)
+        names, ids = convert_utils.read_class_spec(spec)
+        if ids is not None:  # a label map's or a labels.txt's ids: 0, the background, is none
+            pairs = [(name, label) for name, label in zip(names, ids) if label != 0]
+            names, ids = tuple(name for name, _ in pairs), tuple(label for _, label in pairs)
+        _check_classes(names, ids or tuple(range(1, len(names) + 1)), f'--classes {spec}')
+        return cls.from_names(names, ids)
 
     def label_of(self, name: str, where: str, on_unknown_class: str = 'error'
                  ) -> Optional[int]:
@@ -234,36 +230,6 @@ def _check_classes(names: Tuple[str, ...], ids: Tuple[int, ...], source: str) ->
             if value in seen:
                 raise ValueError(f'{source}: class {what} {value!r} is given twice')
             seen.add(value)
-
-
-_LABELS_TXT_LINE = re.compile(r'(\d+):(.*)')
-
-
-def _classes_of_file(path: str) -> Classes:
-    """The classes of a label map, a `labels.txt` (`id:name` lines) or a list of names."""
-    data = fs.read_source(path, max_bytes=MAX_CLASSES_FILE_BYTES)
-    try:
-        text = data.decode('utf-8-sig')
-    except UnicodeDecodeError as error:
-        raise ValueError(f'--classes {path}: not UTF-8 text ({error})') from error
-    if path.endswith('.pbtxt') or re.search(r'^\s*item\s*\{', text, re.MULTILINE):
-        items = label_map.parse_label_map(text, path)
-        ids, names = (tuple(column) for column in zip(*items))
-        _check_classes(names, ids, path)
-        return Classes(names, ids)
-    lines = [(number, line.strip()) for number, line in enumerate(text.splitlines(), 1)
-             if line.strip()]
-    if not lines:
-        raise ValueError(f'--classes {path}: the file names no class')
-    matches = [_LABELS_TXT_LINE.fullmatch(line) for _, line in lines]
-    if all(matches):  # a labels.txt of a converted folder: ids kept, the background left out
-        pairs = [(int(m.group(1)), m.group(2).strip()) for m in matches if m and m.group(1) != '0']
-        ids, names = (tuple(column) for column in zip(*pairs)) if pairs else ((), ())
-        _check_classes(names, ids, path)
-        return Classes(names, ids)
-    names = tuple(line for _, line in lines)
-    _check_classes(names, tuple(range(1, len(names) + 1)), path)
-    return Classes.from_names(names)
 
 
 # --- Boxes ----------------------------------------------------------------------------------
@@ -404,8 +370,8 @@ def od_api_features(image: bytes, info: images.ImageInfo, kept: ObjectColumns, f
     features = {
         'image/encoded': image,
         'image/format': info.format.encode(),
-        'image/filename': filename.encode(),
-        'image/source_id': source_id.encode(),
+        'image/filename': os.fsencode(filename),
+        'image/source_id': os.fsencode(source_id),
         'image/key/sha256': hashlib.sha256(image).hexdigest().encode(),
         'image/height': info.height,
         'image/width': info.width,
@@ -435,6 +401,7 @@ _NO_INTS, _NO_FLOATS, _NO_BYTES = (np.zeros(0, np.int64), np.zeros(0, np.float64
 def write_detection(output_dir: str, sources: Sequence[SplitSource], *, dataset_name: str,
                     classes: Classes, layout: str, processes: int = 1,
                     overwrite: bool = False, beam_options: Optional[Sequence[str]] = None,
+                    absent_splits: Sequence[str] = (),
                     record_classes: bool = True) -> Dict[str, WriteSummary]:
     """Writes detection splits (`slimdata.records.writer.write_dataset`) with the layout's
     features, the classes in dataset_info.json and labels.txt, and for 'od-api' a
@@ -446,7 +413,7 @@ def write_detection(output_dir: str, sources: Sequence[SplitSource], *, dataset_
       dataset_name: the name dataset_info.json records.
       classes: the classes the records' labels are ids of.
       layout: 'ssd' or 'od-api'.
-      processes, overwrite, beam_options: see `write_dataset`.
+      processes, overwrite, beam_options, absent_splits: see `write_dataset`.
       record_classes: record `classes` and `layout` in dataset_info.json's `extra` beside
         `num_classes` (the largest id + 1). False only for VOC's own 20 classes in the SSD
         layout, whose folders have always recorded `num_classes` alone (so a folder
@@ -463,7 +430,8 @@ def write_detection(output_dir: str, sources: Sequence[SplitSource], *, dataset_
     summaries = write_dataset(
         output_dir, sources, dataset_name=dataset_name,
         labels_to_names=classes.labels_to_names(), keys_to_features=FEATURES_OF_LAYOUT[layout],
-        extra=extra, processes=processes, overwrite=overwrite, beam_options=beam_options)
+        extra=extra, processes=processes, overwrite=overwrite, absent_splits=absent_splits,
+        beam_options=beam_options)
     if layout == 'od-api':
         fs.write_text_atomic(os.path.join(output_dir, LABEL_MAP_FILENAME),
                              label_map.format_label_map(classes.ids, classes.names))

@@ -17,7 +17,7 @@ from PIL import Image
 from slimdata._tf import tf
 from slimdata.datasets import detection
 from slimdata.datasets.detection import Classes, DetectionObject
-from slimdata.records import dataset_info, images
+from slimdata.records import dataset_info, images, label_map
 from slimdata.records.writer import SplitSource
 
 # --- Classes --------------------------------------------------------------------------------
@@ -297,3 +297,11 @@ def test_bad_policies_are_refused():
         detection.check_policies('coco', 'clip', 'error')
     with pytest.raises(ValueError, match="on_unknown_class='drop'"):
         detection.check_policies('ssd', 'clip', 'drop')
+
+
+def test_a_written_label_map_reads_back_with_any_name(tmp_path):
+    names = ['with "quotes"', 'back\\slash', 'ünïcode', "it's"]
+    path = tmp_path / 'label_map.pbtxt'
+    path.write_text(label_map.format_label_map([4, 1, 9, 2], names), encoding='utf-8')
+    classes = Classes.from_spec(str(path), default=None, found=never_called)
+    assert (classes.names, classes.ids) == (tuple(names), (4, 1, 9, 2))

@@ -92,8 +92,9 @@ def run(kind: str, args: argparse.Namespace) -> int:
     ValueError: bad input or a refused re-run (the converters' errors, which name the file);
     OSError: an I/O error naming the file (a full disk); RuntimeError: another conversion
     writes into the folder, or a worker process died. After such an error, one more line says
-    which splits are left incomplete, and that the same command finishes them; likewise
-    after Ctrl-C, SIGTERM or SIGHUP.
+    which splits are left incomplete, and how to finish them: after bad input (a ValueError),
+    by fixing it first; after an I/O error, a dead worker, Ctrl-C, SIGTERM or SIGHUP, by the
+    same command.
     """
     from slimdata.cli import convert_options
     module = importlib.import_module(f'slimdata.datasets.{CONVERTERS[kind].module}')
@@ -140,6 +141,11 @@ def what_is_left(output_dir: str, error: BaseException) -> str:
         described.append(f'{split!r} ({len(entry.get("shards", []))} of {total} shards '
                          'written)')
     info_path = os.path.join(output_dir, dataset_info.DATASET_INFO_FILENAME)
-    return (f'stopped; left incomplete, as {info_path} records: split '
-            f'{", ".join(described)}. Readers refuse an incomplete split; run the same '
-            'command again to finish it (the complete shards are kept and reused)')
+    left = (f'stopped; left incomplete, as {info_path} records: split '
+            f'{", ".join(described)}. Readers refuse an incomplete split; ')
+    if isinstance(error, ValueError):
+        # Bad input stops every run alike: the same command cannot finish it.
+        return left + ('fix what the error names, then run the command again (the complete '
+                       'shards are kept and reused; with other options, add --overwrite)')
+    return left + ('run the same command again to finish it (the complete shards are kept '
+                   'and reused)')

@@ -19,7 +19,13 @@ is bounded by the caller's read.
 
 from typing import List, Sequence, Tuple
 
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, text_format
+from google.protobuf import (
+    descriptor_pb2,
+    descriptor_pool,
+    message_factory,
+    text_encoding,
+    text_format,
+)
 
 __all__ = ['format_label_map', 'parse_label_map']
 
@@ -89,9 +95,8 @@ def parse_label_map(text: str, path: str) -> List[Tuple[int, str]]:
 
 
 def format_label_map(ids: Sequence[int], names: Sequence[str]) -> str:
-    """The text of a label map of these classes (as the OD API's own label maps are laid
-    out: one `item { id name }` block each), which `parse_label_map` reads back."""
-    label_map = _LabelMap()
-    for label, name in zip(ids, names):
-        label_map.item.add(id=label, name=name)
-    return text_format.MessageToString(label_map, as_utf8=True)
+    """The text of a label map of these classes, laid out as the OD API's own label maps are
+    (one `item { id name }` block each, id first, which protobuf's printer, going by field
+    number, would put second); names escaped by protobuf's text-format escaping."""
+    return ''.join(f'item {{\n  id: {label}\n  name: "{text_encoding.CEscape(name, True)}"\n}}\n'
+                   for label, name in zip(ids, names))
