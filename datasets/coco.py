@@ -281,7 +281,8 @@ def _shown(value: Any) -> str:
 
 
 def _check_file_name(file_name: str, where: str) -> None:
-    convert_utils.check_printable_id(file_name, where)
+    if any(ord(char) < 32 or ord(char) == 127 for char in file_name):
+        raise ValueError(f'{where}: file_name {file_name!r} holds a control character')
     parts = file_name.replace('\\', '/').split('/')
     if os.path.isabs(file_name) or '..' in parts:
         raise ValueError(f'{where}: file_name {file_name!r} points outside the image folder')
