@@ -453,6 +453,12 @@ def test_a_folder_of_no_known_layout_and_misplaced_options(tmp_path):
     with pytest.raises(ValueError, match=r"split 'train2017' is not in .*; it holds "
                                          r"\['val2017'\]"):
         convert(tmp_path / 'src', tmp_path / 'out', splits='train2017')
+    # A split whose images are not there is refused when asked for, and only then.
+    (tmp_path / 'src' / 'annotations' / 'instances_test2017.json').write_text('{}')
+    assert list(convert(tmp_path / 'src', tmp_path / 'out', splits='val2017')) == ['val2017']
+    with pytest.raises(ValueError, match=r'instances_test2017\.json has no image folder: '
+                                         r'expected .*/src/test2017/ or .*/src/images/test2017/'):
+        convert(tmp_path / 'src', tmp_path / 'out')
     with pytest.raises(ValueError, match="on_crowd='drop'; expected one of"):
         convert(tmp_path / 'src', tmp_path / 'out', on_crowd='drop')
 
