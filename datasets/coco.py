@@ -149,7 +149,7 @@ def find_splits(src: str, images: Optional[str] = None,
             f'{os.path.join(src, "<split>")}/, or {os.path.join(src, "<split>", EXPORT_JSON)} '
             'beside the images; or give the JSON file as SRC (with --images and --split)')
     names = convert_utils.select_splits(sorted(found), splits, src)
-    return [found[name] for name in names]
+    return [_check_image_dir(found[name], src) for name in names]
 
 
 def _coco2017_splits(src: str) -> Dict[str, CocoSplit]:
@@ -162,12 +162,18 @@ def _coco2017_splits(src: str) -> Dict[str, CocoSplit]:
             continue
         split = name[len('instances_'):-len('.json')]
         candidates = [os.path.join(src, split), os.path.join(src, 'images', split)]
-        image_dir = next((path for path in candidates if fs.isdir(path)), None)
-        if image_dir is None:
-            raise ValueError(f'{os.path.join(folder, name)} has no image folder: expected '
-                             f'{candidates[0]}/ or {candidates[1]}/')
+        # A split without images (only its JSON downloaded) is refused only when asked for.
+        image_dir = next((path for path in candidates if fs.isdir(path)), '')
         found[split] = CocoSplit(split, os.path.join(folder, name), image_dir)
     return found
+
+
+def _check_image_dir(split: CocoSplit, src: str) -> CocoSplit:
+    if not split.image_dir:
+        raise ValueError(f'{split.json_path} has no image folder: expected '
+                         f'{os.path.join(src, split.split)}/ or '
+                         f'{os.path.join(src, "images", split.split)}/')
+    return split
 
 
 def _export_splits(src: str) -> Dict[str, CocoSplit]:
@@ -281,7 +287,8 @@ def _shown(value: Any) -> str:
 
 
 def _check_file_name(file_name: str, where: str) -> None:
-    convert_utils.check_printable_id(file_name, where)
+    if any(ord(char) < 32 or ord(char) == 127 for char in file_name):
+        raise ValueError(f'{where}: file_name {file_name!r} holds a control character')
     parts = file_name.replace('\\', '/').split('/')
     if os.path.isabs(file_name) or '..' in parts:
         raise ValueError(f'{where}: file_name {file_name!r} points outside the image folder')

@@ -169,8 +169,10 @@ def test_records_equal_what_pycocotools_reads(tmp_path, layout):
         assert info['labels_to_names'] == {'0': 'none', '3': 'cat', '7': 'dog',
                                            '90': 'person'}
         label_map = (tmp_path / 'out' / detection.LABEL_MAP_FILENAME).read_text()
-        assert re.findall(r'name: "(\w+)"\s+id: (\d+)', label_map) == [
-            ('cat', '3'), ('dog', '7'), ('person', '90')]
+        items = [(re.search(r'name: "(\w+)"', block).group(1),
+                  re.search(r'id: (\d+)', block).group(1))
+                 for block in re.findall(r'item \{([^}]*)\}', label_map)]
+        assert items == [('cat', '3'), ('dog', '7'), ('person', '90')]
 
 
 def test_summary_counts_crowd_sizes_and_images_without_objects(tmp_path):
@@ -275,6 +277,14 @@ def test_classes_by_name_select_and_order(tmp_path):
               for record in records_of(tmp_path / 'out', 'val2017')}
     with open(tmp_path / 'src' / 'val2017' / 'a.jpg', 'rb') as f:
         assert labels[f.read()] == [2]  # cat is the second class named
+
+
+def test_classes_auto_are_the_sorted_names_annotations_use(tmp_path, capsys):
+    document = coco_json(categories=CATEGORIES + [{'id': 1, 'name': 'unused'}])
+    build_coco2017(tmp_path / 'src', document=document)
+    convert(tmp_path / 'src', tmp_path / 'out', classes='auto')
+    info = json.loads((tmp_path / 'out' / 'dataset_info.json').read_text())
+    assert info['labels_to_names'] == {'0': 'none', '1': 'cat', '2': 'dog', '3': 'person'}
 
 
 def test_a_seeded_rerun_is_reused_and_byte_identical(tmp_path):
@@ -389,6 +399,8 @@ def test_nan_and_infinity_are_not_coordinates(tmp_path):
     (lambda d: d['images'][0].update(file_name='../a.jpg'), "image id 101: file_name "
                                                             "'../a.jpg' points outside"),
     (lambda d: d['images'][0].update(file_name=7), 'image id 101: file_name is 7'),
+    (lambda d: d['images'][0].update(file_name='a\x00.jpg'), "image id 101: file_name "
+                                                             "'a\\x00.jpg' holds a control"),
     (lambda d: d['images'][0].update(width='40'), "image id 101: width is '40'"),
     (lambda d: d['categories'].append({'id': 8, 'name': 'cat'}),
      "category id 8: the name 'cat' is also category id 3's"),
@@ -441,6 +453,12 @@ def test_a_folder_of_no_known_layout_and_misplaced_options(tmp_path):
     with pytest.raises(ValueError, match=r"split 'train2017' is not in .*; it holds "
                                          r"\['val2017'\]"):
         convert(tmp_path / 'src', tmp_path / 'out', splits='train2017')
+    # A split whose images are not there is refused when asked for, and only then.
+    (tmp_path / 'src' / 'annotations' / 'instances_test2017.json').write_text('{}')
+    assert list(convert(tmp_path / 'src', tmp_path / 'out', splits='val2017')) == ['val2017']
+    with pytest.raises(ValueError, match=r'instances_test2017\.json has no image folder: '
+                                         r'expected .*/src/test2017/ or .*/src/images/test2017/'):
+        convert(tmp_path / 'src', tmp_path / 'out')
     with pytest.raises(ValueError, match="on_crowd='drop'; expected one of"):
         convert(tmp_path / 'src', tmp_path / 'out', on_crowd='drop')
 

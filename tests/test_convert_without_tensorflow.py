@@ -27,6 +27,7 @@ CONVERSIONS = {
     'cifar100': ('cifar100', []),
     'imagenet': ('imagenet', []),
     'voc': ('voc', ['--year', '2007', '--split', 'trainval']),
+    'coco': ('coco', []),
     'voc-seg': ('seg', ['--split', 'train', '--num-classes', '6']),
     'cityscapes': ('cityscapes', ['--split', 'train']),
     'ade20k': ('ade20k', ['--split', 'train']),

@@ -20,6 +20,7 @@ from slimdata.datasets import classification, synthetic
 from slimdata.records import dataset_info, writer
 from test_cifar import make_cifar10, make_cifar100
 from test_classification import build_mnist
+from test_coco import build_coco2017
 from test_imagenet import make_ilsvrc
 from test_segmentation import build_ade20k, build_cityscapes
 
@@ -40,6 +41,8 @@ def trees(tmp_path_factory):
     synthetic.make_voc_seg_tree(str(base / 'seg' / 'VOCdevkit'), num_images=4,
                                 image_size=(48, 32), num_classes=6,
                                 splits={'train': 0.5, 'val': 0.5})
+    build_coco2017(base / 'coco', 'train2017')
+    build_coco2017(base / 'coco', 'val2017')
     build_cityscapes(str(base / 'cityscapes'), 'train', ['aachen'], per_city=1)
     build_cityscapes(str(base / 'cityscapes'), 'val', ['bonn'], per_city=1)
     build_ade20k(str(base / 'ade20k'), 'training', 1)
@@ -56,6 +59,7 @@ SPLITS = {
     'cifar100': ('cifar100', [], ['train', 'test'], ['train', 'test']),
     'imagenet': ('imagenet', [], ['validation'], ['validation']),
     'voc': ('voc', ['--year', '2007'], ['train', 'val'], ['train', 'val']),
+    'coco': ('coco', [], ['val2017'], ['val2017']),
     'voc-seg': ('seg', ['--num-classes', '6'], ['val'], ['val']),
     'cityscapes': ('cityscapes', [], ['val', 'train'], ['val_fine', 'train_fine']),
     'ade20k': ('ade20k', [], ['val'], ['val']),

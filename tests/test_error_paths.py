@@ -8,6 +8,7 @@ results; this one sweeps their failures.
 """
 
 import gzip
+import json
 import os
 import pickle
 import shutil
@@ -285,6 +286,27 @@ def yolo_yaml_tag(root):
     return _write(path, b'names: !!python/name:os.system\n'), ('tag',)
 
 
+def coco_annotation_of_an_unknown_image(root):
+    path = root / 'annotations' / 'instances_val2017.json'
+    document = json.loads(path.read_text())
+    document['annotations'][0]['image_id'] = 12345
+    path.write_text(json.dumps(document))
+    return path, (f'annotation id {document["annotations"][0]["id"]} names image id 12345',)
+
+
+def coco_bbox_of_three_numbers(root):
+    path = root / 'annotations' / 'instances_val2017.json'
+    document = json.loads(path.read_text())
+    document['annotations'][-1]['bbox'] = [1, 2, 3]
+    return _write(path, json.dumps(document).encode()), (
+        f'annotation id {document["annotations"][-1]["id"]}: bbox is a JSON array of 3',)
+
+
+def coco_json_cut_short(root):
+    path = root / 'annotations' / 'instances_val2017.json'
+    return _write(path, path.read_bytes()[:100]), ('is not valid JSON',)
+
+
 CASES = {
     'image-folder': ('shapes', ['--validation-ratio', '0'],
                      [truncated_image('*.png'), text_in_a_class_folder, empty_image,
@@ -305,6 +327,9 @@ CASES = {
              voc_unknown_class, voc_bad_coordinate, voc_bad_difficult_flag, voc_list_not_utf8,
              voc_jpeg_corrupt,
              truncated_image('*.jpg')]),
+    'coco': ('coco', [], [coco_annotation_of_an_unknown_image, coco_bbox_of_three_numbers,
+                          coco_json_cut_short, truncated_image('*.jpg'),
+                          truncated_image('*.png')]),
     'voc-seg': ('seg', ['--split', 'train', '--num-classes', '6'],
                 [seg_id_with_nul, seg_label_rgb, seg_label_truncated, seg_label_size_differs,
                  seg_label_out_of_range,
