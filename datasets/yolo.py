@@ -378,7 +378,7 @@ def list_split(folders: SplitFolders, names_source: str) -> Listing:
         if extension.lower() not in IMAGE_EXTENSIONS:
             not_images.append(os.path.join(folders.images, name))
             continue
-        convert_utils.utf8_name(name, folders.images, 'image file name')
+        convert_utils.label_name(name, folders.images, 'image file name')
         stems.add(stem)
         label = stem + '.txt'
         items.append((os.path.join(folders.images, name),
