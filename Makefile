@@ -7,7 +7,7 @@ STAMP   = $(VENV)/.installed-stamp
 # A pytest -n value; 2 matches the project's 2-core machines.
 WORKERS ?= 2
 
-.PHONY: demo test lint bench venv clean
+.PHONY: demo test lint bench matrix docs venv clean
 
 venv: $(STAMP)
 
@@ -34,5 +34,21 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_pipeline.py
 
+# The API reference, generated from the docstrings by pdoc into build/api/ (open
+# build/api/index.html). Not committed: it is made from the code (about 25 s of CPU), and a
+# committed copy would go stale beside it (build/ is ignored by git).
+docs: $(STAMP)
+	$(VENV)/bin/pdoc --docformat google --no-show-source -o build/api slimdata slimdata.datasets
+
+# The suite's core on each TensorFlow setup.py accepts, one virtualenv per combination under
+# .matrix/ (noxfile.py), one after the other, niced: the machines are shared. nox finds each
+# Python by name (python3.10, python3.12, python3.13): pyenv's are put on PATH where they are.
+# SESSIONS picks some: make matrix SESSIONS='core(tf2.16)'.
+PYENV_VERSIONS ?= $(HOME)/.pyenv/versions
+SESSIONS ?= core
+matrix: $(STAMP)
+	PATH="$$(printf '%s:' $(wildcard $(PYENV_VERSIONS)/3.*/bin))$$PATH" nice -n 10 \
+	    $(VENV)/bin/nox -s '$(SESSIONS)'
+
 clean:
-	rm -rf $(VENV) build *.egg-info demo_out
+	rm -rf $(VENV) .matrix build *.egg-info demo_out

@@ -24,7 +24,10 @@ setup(
                 'and TFRecord tools',
     long_description=(HERE / 'README.md').read_text(),
     long_description_content_type='text/markdown',
-    license='Apache-2.0',
+    # An SPDX expression (PEP 639, setuptools >= 77), not a License :: classifier, which
+    # setuptools warns about at every install.
+    license_expression='Apache-2.0',
+    license_files=['LICENSE'],
     python_requires='>=3.10',
     # datasets/ installs as slimdata.datasets, never as a top-level `datasets` (Hugging Face's).
     packages=find_packages(include=['slimdata', 'slimdata.*']) + ['slimdata.datasets'],
@@ -49,14 +52,15 @@ setup(
         **TENSORFLOW_EXTRAS,
         # pycocotools: the tests' independent reader of COCO JSON.
         'dev': ['pytest>=7', 'pytest-xdist>=3', 'hypothesis>=6', 'tfrecord>=1.14', 'ruff>=0.6',
-                'mypy>=1.10', 'pycocotools>=2.0.7'],
+                'mypy>=1.10', 'pycocotools>=2.0.7',
+                # make matrix (nox), make docs (pdoc), python -m build (a wheel).
+                'nox>=2024.4', 'pdoc>=14', 'build>=1'],
         # Conversion on Apache Beam runners (slimdata convert ... --runner DataflowRunner).
         'beam': ['apache-beam>=2.60'],
     },
     entry_points={'console_scripts': ['slimdata = slimdata.cli:main']},
     classifiers=[
         'Programming Language :: Python :: 3',
-        'License :: OSI Approved :: Apache Software License',
         'Topic :: Scientific/Engineering :: Artificial Intelligence',
     ],
 )

@@ -1,25 +1,43 @@
-"""The one place slimdata imports TensorFlow, so a missing install gets one clear message."""
+"""The one place slimdata imports TensorFlow: a missing install gets one clear message, and
+TensorFlow's deprecation warnings about slimdata's own calls are not printed."""
 
-import importlib
+import logging
+import sys
+from types import FrameType
+from typing import Optional
 
-INSTALL_HINT = (
-    'slimdata needs TensorFlow for this module, and it is not installed. Install it with '
-    '`pip install slimdata[cpu]` (CPU build), `pip install slimdata[gpu]` (CUDA build), '
-    'or `pip install tensorflow` yourself; `slimdata.records` and `slimdata count|verify|index|'
-    'inspect|show` work without it.')
+from slimdata import tensorflow_required
 
-
-def import_tensorflow():
-    """Returns the `tensorflow` module, or raises ImportError saying what to install."""
-    try:
-        return importlib.import_module('tensorflow')
-    except ModuleNotFoundError as error:
-        if error.name != 'tensorflow':
-            raise
-        raise ImportError(INSTALL_HINT) from error
+tf = tensorflow_required.import_tensorflow("slimdata's TF-Slim API")
 
 
-tf = import_tensorflow()
+class SlimdataDeprecationFilter(logging.Filter):
+    """Drops TensorFlow's deprecation warnings raised by a call that slimdata made.
+
+    slimdata is the TF1 queue-era API on purpose: its calls to `TFRecordReader`,
+    `string_input_producer` and the like are what it is for, and TensorFlow's "is deprecated,
+    use tf.data" lines (about twenty when one provider is built) tell its user nothing they
+    can act on. A warning is slimdata's when a frame of a slimdata module (slimdata.*,
+    slimdata.datasets.*) is on the stack that logs it; the user's own calls to the same
+    functions, and tf_slim's, still warn (TensorFlow warns once per function, as ever).
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if 'Instructions for updating' not in str(record.msg):
+            return True
+        return not _called_from_slimdata(sys._getframe(1))
+
+
+def _called_from_slimdata(frame: Optional[FrameType]) -> bool:
+    while frame is not None:
+        name = frame.f_globals.get('__name__', '')
+        if name == 'slimdata' or name.startswith('slimdata.'):
+            return True
+        frame = frame.f_back
+    return False
+
+
+tf.get_logger().addFilter(SlimdataDeprecationFilter())
 
 
 def require_graph_mode(api_name: str) -> None:

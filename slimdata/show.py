@@ -184,16 +184,15 @@ def select_records(paths: Sequence[str], split: Optional[str] = None) -> Selecti
 
     Args:
       paths: dataset folders, record files or globs. A folder with a `dataset_info.json`
-        stands for the shards of one split: `split`; by default `DEFAULT_SPLIT` ('train')
-        if the file lists it, else the only split it lists. A folder without one stands
+        stands for the shards of one split: `split`; by default the training split (see
+        `default_split`), and the title names the others. A folder without one stands
         for its record files whose name holds the split (`split`, by default 'train')
         between `-`, `_` or `.`; by default, for all its record files if none is named so.
       split: the split to show, for folders.
 
     Raises:
-      SelectionError: a path matches nothing, `split` is given without a folder, a folder
-        has no such split, or no split is given and a folder's `dataset_info.json` lists
-        several but no 'train' (the message lists them).
+      SelectionError: a path matches nothing, `split` is given without a folder, or a
+        folder has no such split (the message lists those it has).
       ValueError: a folder's `dataset_info.json` or `labels.txt` cannot be read.
     """
     if split is not None and not any(fs.isdir(path) for path in paths):
@@ -230,11 +229,15 @@ def _split_files(folder: str, split: Optional[str]) -> Tuple[List[str], Optional
     info = dataset_info.read_dataset_info(folder)
     splits = (info or {}).get('splits', {})
     if splits:
-        chosen = split if split is not None else _default_split(folder, list(splits))
+        chosen = split if split is not None else default_split(list(splits))
         if chosen not in splits:
             raise SelectionError(f'{folder} has no split {chosen!r}: its dataset_info.json '
                                  f'lists {", ".join(splits)}')
-        return [os.path.join(folder, shard['file']) for shard in splits[chosen]['shards']], chosen
+        files = [os.path.join(folder, shard['file']) for shard in splits[chosen]['shards']]
+        others = [name for name in splits if name != chosen]
+        if split is None and others:  # chosen for the user: say so, and what else there is
+            return files, f'{chosen}; also {", ".join(others)}: --split picks one'
+        return files, chosen
     files = _expand([folder])
     named = re.compile(rf'(^|[-_.]){re.escape(split or DEFAULT_SPLIT)}([-_.]|$)')
     chosen_files = [file for file in files if named.search(os.path.basename(file))]
@@ -246,14 +249,17 @@ def _split_files(folder: str, split: Optional[str]) -> Tuple[List[str], Optional
     return chosen_files, split
 
 
-def _default_split(folder: str, splits: Sequence[str]) -> str:
-    """'train' if the folder has it, else its only split; else a usage error listing them."""
+def default_split(splits: Sequence[str]) -> str:
+    """The split a dataset folder stands for when none is named: 'train'; else the first
+    whose name starts with it (trainval, train_fine, train_aug: what was converted to train
+    on); else the first listed.
+
+    dataset_info.json keeps its splits by name, not in the order they were converted, so
+    "the first converted" is told by name: `convert voc --split trainval test` shows trainval.
+    """
     if DEFAULT_SPLIT in splits:
         return DEFAULT_SPLIT
-    if len(splits) == 1:
-        return splits[0]
-    raise SelectionError(f'{folder} holds the splits {", ".join(splits)} and none is '
-                         f'{DEFAULT_SPLIT!r}: choose one with --split')
+    return next((name for name in splits if name.startswith(DEFAULT_SPLIT)), splits[0])
 
 
 def _labels(folder: str, info: Mapping) -> Dict[int, str]:

@@ -527,23 +527,3 @@ def test_importing_slimdata_does_not_import_tensorflow():
     code = ('import sys, slimdata, slimdata.records.dataset_info; '
             'assert "tensorflow" not in sys.modules, "tensorflow was imported"')
     subprocess.run([sys.executable, '-c', code], check=True)
-
-
-def test_missing_tensorflow_gives_one_clear_message():
-    # A finder that hides tensorflow, as on a machine where it is not installed.
-    code = '''
-import sys
-class HideTensorFlow:
-    def find_spec(self, name, path=None, target=None):
-        if name == "tensorflow" or name.startswith("tensorflow."):
-            raise ModuleNotFoundError("No module named 'tensorflow'", name="tensorflow")
-sys.meta_path.insert(0, HideTensorFlow())
-try:
-    from slimdata import dataset_data_provider
-except ImportError as error:
-    print(error)
-'''
-    result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
-                            check=True)
-    assert 'pip install slimdata[cpu]' in result.stdout
-    assert 'slimdata.records' in result.stdout

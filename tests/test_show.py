@@ -596,7 +596,7 @@ def two_splits(tmp_path):
 def test_split_of_a_dataset_folder(two_splits):
     default = show.contact_sheet([str(two_splits)])
     assert [cell.captions[0][0] for cell in default.cells] == ['zero (0)'] * 2
-    assert default.title == f'{two_splits} (split train)'
+    assert default.title == f'{two_splits} (split train; also val: --split picks one)'
     val = show.contact_sheet([str(two_splits)], split='val')
     assert [cell.captions[0][0] for cell in val.cells] == ['one (1)'] * 2
     with pytest.raises(show.SelectionError, match="no split 'test'.*lists train, val"):
@@ -633,25 +633,31 @@ def write_splits(folder, splits):
 
 @pytest.mark.parametrize('splits, shown', [
     (['test', 'train', 'validation'], 'train'),  # train, wherever it is listed
+    (['test', 'trainval'], 'trainval'),  # else what was converted to train on
+    (['test', 'train_fine', 'val_fine'], 'train_fine'),
+    (['test', 'val'], 'test'),  # else the first listed
     (['trainval'], 'trainval'),  # the only split
-], ids=['train', 'only'])
-def test_default_split_is_train_else_the_only_one(tmp_path, splits, shown):
+], ids=['train', 'trainval', 'train_fine', 'first', 'only'])
+def test_default_split_is_the_training_split_and_the_title_names_the_others(
+        tmp_path, splits, shown):
     folder = write_splits(tmp_path / 'ds', splits)
     sheet = show.contact_sheet([str(folder)])
-    assert sheet.title == f'{folder} (split {shown})'
+    others = [split for split in splits if split != shown]
+    also = f'; also {", ".join(others)}: --split picks one' if others else ''
+    assert sheet.title == f'{folder} (split {shown}{also})'
     assert [cell.captions[0][0] for cell in sheet.cells] == [str(splits.index(shown))]
 
 
-def test_several_splits_and_no_train_is_a_usage_error_listing_them(tmp_path, capsys):
+def test_show_without_split_draws_the_first_converted_and_says_which(tmp_path, capsys):
+    """README: `convert voc ... --split trainval test` then `show out/voc2007`."""
     folder = write_splits(tmp_path / 'voc', ['test', 'trainval'])
-    status, _, err = run(capsys, 'show', str(folder), '-o', str(tmp_path / 'x.png'))
-    assert status == 2
-    assert (f'{folder} holds the splits test, trainval and none is \'train\': choose one '
-            'with --split') in err
-    assert not (tmp_path / 'x.png').exists()
-    status, _, _ = run(capsys, 'show', str(folder), '--split', 'test', '-o',
-                       str(tmp_path / 'x.png'))
+    status, out, _ = run(capsys, 'show', str(folder), '-o', str(tmp_path / 'x.png'))
     assert status == 0
+    assert f'of {folder} (split trainval; also test: --split picks one)' in out
+    status, out, _ = run(capsys, 'show', str(folder), '--split', 'test', '-o',
+                         str(tmp_path / 'x.png'))
+    assert status == 0
+    assert f'of {folder} (split test),' in out
 
 
 # ----------------------------------------------------------------------------------------------

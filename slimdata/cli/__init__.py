@@ -42,7 +42,7 @@ import sys
 import threading
 from typing import Iterator, List, Optional, Sequence, Tuple
 
-from slimdata import progress
+from slimdata import progress, tensorflow_required
 from slimdata.cli import common
 from slimdata.cli.common import CommandLineError
 from slimdata.version import __version__
@@ -116,6 +116,9 @@ def _run(argv: List[str]) -> int:
     except CommandLineError as error:
         progress.error(error, f'slimdata {args.command}: error')
         return 2
+    except tensorflow_required.TensorFlowMissing as error:  # one line, not a traceback
+        print(f'slimdata {args.command}: error: {error}', file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f'slimdata {args.command}: interrupted', file=sys.stderr)
         return 130

@@ -26,7 +26,7 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
-from slimdata import tf_slim_hook
+from slimdata import tensorflow_required, tf_slim_hook
 from slimdata.cli import common
 
 HOOK_FILE_NAME = 'slimdata-patch-tf-slim.pth'
@@ -70,6 +70,8 @@ def hook_path() -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action != 'uninstall':
+        tensorflow_required.require('tf_slim, which the hook patches,')
     return {'install': install, 'uninstall': uninstall, 'status': status}[args.action]()
 
 

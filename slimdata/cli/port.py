@@ -16,7 +16,7 @@ import os
 import pathlib
 import sys
 
-from slimdata import progress
+from slimdata import progress, tensorflow_required
 from slimdata.cli import common
 from slimdata.records import fs
 
@@ -65,6 +65,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json is not None:
         _check_output_file(args.json)
     tf_upgrade = None if args.tf_upgrade == 'off' else args.tf_upgrade.upper()
+    if tf_upgrade is not None:  # now, not after the other passes have run
+        tensorflow_required.require("its TF1-call pass (TensorFlow's tf_upgrade_v2; "
+                                    '--tf-upgrade off ports without it)')
     try:
         report = tree.port_tree(args.source, args.destination, backup=args.backup_dir,
                                 dry_run=args.dry_run, tf_upgrade=tf_upgrade,

@@ -34,9 +34,11 @@ def register(commands: argparse._SubParsersAction, selected: bool) -> None:
     parser.add_argument('-n', '--num-records', type=common.positive_int, default=16,
                         metavar='N', help='how many records to draw (default: 16)')
     parser.add_argument('--split', metavar='S',
-                        help="the split of a dataset folder to draw (default: train, else the "
-                             "only split its dataset_info.json lists; in a folder without one, "
-                             "the files whose name holds S: by default train, else all)")
+                        help="the split of a dataset folder to draw (default: train, else "
+                             "the first split whose name starts with train, such as trainval, "
+                             "else the first its dataset_info.json lists; the result line says "
+                             "which and names the others; in a folder without one, the files "
+                             "whose name holds S: by default train, else all)")
     parser.add_argument('-o', '--output', default=DEFAULT_OUTPUT, metavar='FILE.png',
                         help=f'where to write the PNG (default: {DEFAULT_OUTPUT})')
     parser.add_argument('--columns', type=common.positive_int, metavar='C',

@@ -24,11 +24,16 @@ import importlib.abc
 import importlib.util
 import sys
 
-import tf_slim as _tf_slim
+from slimdata import tensorflow_required as _tensorflow_required
 
-from slimdata.slim import data  # noqa: F401 (slim.data, as tf_slim has it)
-from slimdata.slim.data import MODULES as _DATA_MODULES
-from slimdata.tf_slim_patch import repair_tf_slim as _repair_tf_slim
+# Before tf_slim, whose import would fail with a bare "No module named 'tensorflow'".
+_tensorflow_required.require('from slimdata import slim')
+
+import tf_slim as _tf_slim  # noqa: E402
+
+from slimdata.slim import data  # noqa: E402, F401 (slim.data, as tf_slim has it)
+from slimdata.slim.data import MODULES as _DATA_MODULES  # noqa: E402
+from slimdata.tf_slim_patch import repair_tf_slim as _repair_tf_slim  # noqa: E402
 
 _repair_tf_slim()  # before the names below are copied: they include the routed batch_norm
 
