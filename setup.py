@@ -42,6 +42,8 @@ setup(
         'tf-slim>=1.1',
         # `slimdata port` edits code through its concrete syntax tree (comments survive).
         'libcst>=1.1',
+        # ... and runs 2to3's fixers on Python 2 files first (lib2to3 left Python in 3.13).
+        'fissix>=24.4',
     ],
     extras_require={
         **TENSORFLOW_EXTRAS,

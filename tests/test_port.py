@@ -336,11 +336,14 @@ def test_comments_and_formatting_survive():
     assert 'tf_slim.arg_scope([slim.conv2d], padding="SAME"):  # why' in code
 
 
-def test_python_2_file_is_reported_not_ported():
+def test_python_2_file_is_ported_by_the_python_2_stage_first():
     old = 'import tensorflow as tf\nslim = tf.contrib.slim\nprint "hello"\n'
     results, problems = tree.port_sources({'old.py': old}, tf_upgrade=None)
-    assert results['old.py'][0] == old
-    assert len(problems) == 1 and problems[0].startswith('old.py:3: could not parse')
+    assert problems == []
+    assert results['old.py'][0] == ('import tensorflow as tf\nfrom slimdata import slim\n'
+                                    'print("hello")\n')
+    assert [(note.line, note.kind) for note in results['old.py'][1]] == [(3, 'changed'),
+                                                                        (2, 'changed')]
 
 
 # -- the tree: copies, in place with a backup, never touching unchanged files ----------------

@@ -3,6 +3,7 @@
 One command does what the porting guide lists, mechanically, in passes over each file's
 concrete syntax tree (LibCST), so comments and formatting survive:
 
+- `python2`: on files written for Python 2, 2to3's fixers (on `fissix`) first;
 - `names`: data imports to slimdata; `tf.contrib.*` names to their successors (the table in
   `rules`; tf_slim, public TensorFlow, `slimdata.contrib`); private `tensorflow.python` calls
   to their public names; `tf.layers.*` calls to tf_slim layers;
@@ -16,8 +17,8 @@ concrete syntax tree (LibCST), so comments and formatting survive:
 
 Every pass sees TensorFlow under one name whatever the file's spelling (`spelling`).
 `pipeline` runs the stages over each file (each pass where its trigger finds work);
-`tree.port_tree` runs the pipeline over a folder, writes the result whole or not at all (a copy built
-aside and renamed, or in place with a backup and a marker the same command resumes from), and
-returns the report (`report.PortReport`); `lines` carries line numbers through the edits and
-keeps each line's ending.
+`tree.port_tree` runs the pipeline over a folder, writes the result whole or not at all (a
+copy built aside and renamed, or in place with a backup and a marker the same command resumes
+from), and returns the report (`report.PortReport`); `lines` carries line numbers through the
+edits and keeps each line's ending.
 """

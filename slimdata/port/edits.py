@@ -103,6 +103,11 @@ class PortTransformer(cst.CSTTransformer):
         """Whether the pass may change or report something in `code` (cheap: no parse)."""
         return cls.TRIGGER.search(code) is not None
 
+    @classmethod
+    def port(cls, code: str, context: Context) -> Tuple[str, List[Note]]:
+        """Runs the pass over `code`: (the new code, the pass's notes)."""
+        return run_pass(cls(context), code)
+
     @contextlib.contextmanager
     def resolve(self, wrapper: MetadataWrapper) -> Iterator[None]:
         self._wrapper = wrapper

@@ -1,9 +1,10 @@
 """The port's pipeline: the stages each file goes through, in order, sharing one context.
 
-A stage is a LibCST pass (`edits.PortTransformer`), run on a file only when its `has_work`
-says so (a trigger built from the pass's own tables), or TensorFlow's `tf_upgrade_v2`, run
-once over every file after the passes (it is a command with a start-up cost). `STAGES` is the
-whole list; a file's stages share its `edits.Context`.
+`STAGES` is the list of the stages over each file: the Python 2 stage (2to3's fixers, on files
+written for Python 2, `python2`), then the LibCST passes (`edits.PortTransformer`), which need
+code Python 3 parses. Each runs on a file only when its `has_work` says so (a trigger built
+from the stage's own tables); a file's stages share its `edits.Context`. Then TensorFlow's
+`tf_upgrade_v2` runs once over every file (it is a command with a start-up cost).
 
 Each stage numbers its notes in the code it was given; `lines.line_map` carries them to the
 ported file. An exception a stage did not expect on one file (a bug of the port) is reported
@@ -13,27 +14,37 @@ with the other files (the command then exits 1).
 
 import ast
 import dataclasses
-from typing import Dict, List, Optional, Sequence, Tuple, Type
+from typing import Dict, List, Optional, Protocol, Sequence, Tuple
 
 import libcst as cst
 
 from slimdata import progress
-from slimdata.port import lines, py3, upgrade_v2
+from slimdata.port import lines, py2, py3, upgrade_v2
 from slimdata.port.edits import (
     NOT_PORTED,
     Context,
     Note,
-    PortTransformer,
     garbage_collection_paused,
-    run_pass,
 )
 from slimdata.port.entry import EntryPass
 from slimdata.port.names import NamesPass
+from slimdata.port.python2 import Python2ParseError, Python2Stage
 from slimdata.port.variables import ResourceVariablesPass
 
-#: The passes over each file, in order.
-STAGES: Sequence[Type[PortTransformer]] = (NamesPass, *py3.PASSES, ResourceVariablesPass,
-                                           EntryPass)
+
+class Stage(Protocol):
+    """A stage over one file: a LibCST pass class, or the Python 2 stage."""
+
+    NAME: str
+
+    def has_work(self, code: str, context: Context) -> bool: ...
+
+    def port(self, code: str, context: Context) -> Tuple[str, List[Note]]: ...
+
+
+#: The stages over each file, in order: the Python 2 stage, then the LibCST passes.
+STAGES: Sequence[Stage] = (Python2Stage, NamesPass, *py3.PASSES, *py2.PASSES,
+                           ResourceVariablesPass, EntryPass)
 #: The name of the tree-wide stage in the report.
 TF_UPGRADE = 'tf_upgrade_v2'
 
@@ -50,16 +61,33 @@ class InternalError(Exception):
     """A stage failed on a file in a way it did not expect: the port's bug, not the file's."""
 
 
+class Unparsable(ValueError):
+    """Code the port cannot read: `line`, `why`."""
+
+    def __init__(self, line: int, why: str) -> None:
+        super().__init__(why)
+        self.line, self.why = line, why
+
+
 def port_file(text: str, context: Context) -> List[Staged]:
-    """The stages of the passes that have work in `text`. Raises `InternalError` naming the
-    pass that failed, `cst.ParserSyntaxError` or `RecursionError` for code libcst cannot take."""
+    """The stages that have work in `text`. Raises `InternalError` naming the stage that
+    failed, `Unparsable` (or `cst.ParserSyntaxError`, `RecursionError`) for code it cannot
+    read."""
     staged: List[Staged] = []
     code = text
+    checked = False  # whether Python 3 parses `code`, checked once before the LibCST passes
     for stage in STAGES:
+        if stage is not Python2Stage and not checked:
+            failure = _unparsable(context.path, code)
+            if failure is not None:
+                raise Unparsable(*failure)
+            checked = True
         if not stage.has_work(code, context):
             continue
         try:
-            code, notes = run_pass(stage(context), code)
+            code, notes = stage.port(code, context)
+        except Python2ParseError as error:
+            raise Unparsable(error.line, error.why) from error
         except (cst.ParserSyntaxError, RecursionError):
             raise
         except Exception as error:  # any bug of one pass: the file is reported, the run goes on
@@ -78,20 +106,19 @@ def _unparsable(path: str, code: str) -> Optional[Tuple[int, str]]:
     try:
         ast.parse(code, filename=path)
     except SyntaxError as error:
-        return error.lineno or 1, f'could not parse (Python 2 code?): {error.msg}'
+        return error.lineno or 1, f'could not parse: {error.msg}'
     except (RecursionError, MemoryError, ValueError) as error:
         return 1, f'could not parse: {type(error).__name__}: {error}'
     return None
 
 
-def _ported(path: str, text: str, context: Context
+def _ported(text: str, context: Context
             ) -> Tuple[List[Staged], Optional[Tuple[int, str]]]:
     """(the stages over `text`, None) or ([], (line, why the file is left as is))."""
-    failure = _unparsable(path, text)
-    if failure is not None:
-        return [], failure
     try:
         return port_file(text, context), None
+    except Unparsable as error:
+        return [], (error.line, error.why)
     except cst.ParserSyntaxError as error:
         return [], (error.raw_line, f'could not parse (libcst): {error.message}')
     except RecursionError:
@@ -125,7 +152,7 @@ def port_sources(sources: Dict[str, str],
             texts[path], endings[path] = lines.split_endings(code)
             context = Context(path, paths, report_unknown_contrib=not tf_upgrade)
             with garbage_collection_paused():
-                stages, failure = _ported(path, texts[path], context)
+                stages, failure = _ported(texts[path], context)
             if failure is None:
                 staged[path] = stages
             else:

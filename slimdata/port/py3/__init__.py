@@ -10,7 +10,8 @@ One pass per fix, each with a trigger built from its own tables, in this order:
 - `string_io`: Python 2's `StringIO` holding image bytes -> `io.BytesIO` (else reported);
 - `match_decode`: `.decode()` of a str pattern's match group dropped (text in Python 3);
 - `dict_views`: `d.iteritems()` and kin -> views, and lists where a Python 2 file needs them;
-- `backports`: `import contextlib2` -> Python 3's `contextlib` when it has every name used.
+- `backports`: `import contextlib2` -> Python 3's `contextlib` when it has every name used;
+- `open_modes`: mode 'rU' -> 'r' (Python 3.11), Python 2's `file()` -> `open()`.
 """
 
 from slimdata.port.py3.backports import ContextlibBackportPass
@@ -20,10 +21,11 @@ from slimdata.port.py3.collections_abc import CollectionsAbcPass
 from slimdata.port.py3.dict_views import DictViewsPass
 from slimdata.port.py3.match_decode import MatchDecodePass
 from slimdata.port.py3.numpy_names import NumpyNamesPass
+from slimdata.port.py3.open_modes import OpenModesPass
 from slimdata.port.py3.relative_imports import RelativeImportsPass
 from slimdata.port.py3.string_io import StringIOPass
 
 #: The passes, in the order they run.
 PASSES = (CollectionsAbcPass, NumpyNamesPass, BinaryReadsPass, BytesLiteralsPass,
           RelativeImportsPass, StringIOPass, MatchDecodePass, DictViewsPass,
-          ContextlibBackportPass)
+          ContextlibBackportPass, OpenModesPass)

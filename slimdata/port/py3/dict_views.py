@@ -3,7 +3,8 @@
 `d.iteritems()` / `itervalues()` / `iterkeys()` -> `d.items()` / `values()` / `keys()` where
 they are iterated (a `for` loop, a comprehension), else `iter(d.items())`, as 2to3 does (no
 Python 3 mapping has them; pandas renamed its `iteritems` to `items` too). In a file that uses
-those iterators (written for Python 2, where `keys()` / `values()` / `items()` returned lists),
+those iterators or is otherwise Python 2 (`Context.python_2`; written for Python 2, where
+`keys()` / `values()` / `items()` returned lists),
 `d.values()` -> `list(d.values())` where the list may matter (returned, passed on:
 attention_ocr 2019 returns its update ops as `names_to_updates.values()` for `session.run`),
 not where a loop, a comprehension, `in` or a function such as `sorted` or `len` consumes it.
@@ -16,12 +17,13 @@ import libcst as cst
 from libcst.helpers import ensure_type
 from libcst.metadata import ParentNodeProvider
 
-from slimdata.port.edits import CHANGED, PortTransformer, code_of
+from slimdata.port.edits import CHANGED, Context, PortTransformer, code_of
 
 ITERATORS = {'iteritems': 'items', 'itervalues': 'values', 'iterkeys': 'keys'}
 #: What marks a file as written for Python 2's dicts.
 PYTHON_2_DICTS = re.compile(r'\.iter(?:items|values|keys)\(\)')
 _VIEWS = frozenset(ITERATORS.values())
+_VIEW_CALL = re.compile(r'\.(?:' + '|'.join(sorted(_VIEWS)) + r')\(\)')
 # Functions that consume an iterable once: a view serves them as a list did.
 _CONSUMERS = frozenset(('list', 'tuple', 'set', 'frozenset', 'sorted', 'iter', 'len', 'sum',
                         'min', 'max', 'any', 'all', 'enumerate', 'zip', 'dict', 'map', 'filter'))
@@ -38,6 +40,12 @@ class DictViewsPass(PortTransformer):
 
     NAME = 'dict views'
     TRIGGER = PYTHON_2_DICTS
+
+    @classmethod
+    def has_work(cls, code: str, context: Context) -> bool:
+        """A file with Python 2's dict iterators, or any Python 2 file using views."""
+        return super().has_work(code, context) or (context.python_2
+                                                    and _VIEW_CALL.search(code) is not None)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if _calls_method(original, ITERATORS):
