@@ -15,7 +15,12 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 from libcst.helpers import ensure_type
-from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
+from libcst.metadata import (
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
 
 from slimdata.contrib.unavailable import UNPORTABLE, attribute_for, unportable_reason
 from slimdata.port import rules
@@ -53,7 +58,6 @@ class NamesPass(SpellingAware, PortTransformer):
         self.rebound: Set[str] = set()        # names whose import this pass rewrites
         self.private_uses: Dict[str, int] = {}  # private module alias -> uses left as they are
         self.private_imports: Dict[str, Tuple[str, int]] = {}  # alias -> (module, line)
-        self.name_uses: Counter = Counter()   # Name -> uses outside imports
         self.stand_ins: Dict[str, Tuple[str, int]] = {}  # bound -> (contrib name, line)
 
     # -- set-up ------------------------------------------------------------------------------
@@ -187,12 +191,21 @@ class NamesPass(SpellingAware, PortTransformer):
         """
         if not name.startswith('tensorflow.contrib') or self._guarded(statement):
             return True
-        if self.name_uses[bound] == 0:
+        if self._unused(statement, bound):
             self.note(CHANGED, statement, f'removed the import of {name}: no successor, and '
                                           'nothing in the file uses it')
             return []
         self.stand_ins[bound] = (name, self.line_of(statement))
         return [import_statement(_STAND_INS, attribute_for(name), bound)]
+
+    def _unused(self, statement: cst.CSTNode, bound: str) -> bool:
+        """Whether nothing reads the name `bound` that the import `statement` binds (LibCST's
+        scope analysis: an attribute, a keyword or a parameter of the same name is not a
+        use of it)."""
+        scope = self._resolved(ScopeProvider).get(statement)
+        return scope is not None and not any(
+            assignment.references for assignment in scope.assignments[bound]
+            if assignment.node is statement)
 
     def _guarded(self, statement: cst.CSTNode) -> bool:
         """Whether `statement` is in a `try:` that handles its ImportError: the code already
@@ -439,15 +452,10 @@ class _BindingScanner(cst.CSTVisitor):
             self.names_pass.private_uses.setdefault(bound, 0)
             self.names_pass.private_imports[bound] = (name, self.names_pass.line_of(node))
 
-    def visit_ImportAlias(self, node: cst.ImportAlias) -> bool:
-        return False  # the names an import binds are not uses
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names_pass.name_uses[node.value] += 1
-
 
 class _NameCounter(cst.CSTVisitor):
-    """Counts the Name nodes of each identifier."""
+    """Counts the Name nodes of each identifier that may read a variable: not an attribute's
+    name (`config.quantize`), nor a keyword argument's (`build(quantize=False)`)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -455,6 +463,14 @@ class _NameCounter(cst.CSTVisitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         self.uses[node.value] += 1
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
 
 
 class _StandInRemover(cst.CSTTransformer):

@@ -27,8 +27,10 @@ from slimdata.port.edits import (
     garbage_collection_paused,
 )
 from slimdata.port.entry import EntryPass
+from slimdata.port.flags import FlagDefaultsPass
 from slimdata.port.names import NamesPass
 from slimdata.port.python2 import Python2ParseError, Python2Stage
+from slimdata.port.scopes import ScopeValuesPass
 from slimdata.port.variables import ResourceVariablesPass
 
 
@@ -44,7 +46,7 @@ class Stage(Protocol):
 
 #: The stages over each file, in order: the Python 2 stage, then the LibCST passes.
 STAGES: Sequence[Stage] = (Python2Stage, NamesPass, *py3.PASSES, *py2.PASSES,
-                           ResourceVariablesPass, EntryPass)
+                           FlagDefaultsPass, ScopeValuesPass, ResourceVariablesPass, EntryPass)
 #: The name of the tree-wide stage in the report.
 TF_UPGRADE = 'tf_upgrade_v2'
 
