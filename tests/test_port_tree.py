@@ -84,7 +84,8 @@ UNREADABLE = {
                                                          'byte at byte 23, line 2)'),
     'false_latin.py': (b'# coding: ascii\nx = "\xe9"\n', 'not ascii text'),
     'large.py': (b'import tf_slim\n' + b'x = 1\n' * 10_000, 'too large (0.1 MB; the limit is'),
-    'python2.py': (b'import tf_slim\nprint "hello"\n', '2: could not parse'),
+    'python2.py': (b'import tf_slim\nprint "hello" +\n', '2: could not parse as Python 3 or as '
+                                                      'Python 2'),
     'nested.py': (b'x = a' + b'.b' * 20_000 + b'\n', 'could not parse: RecursionError'),
 }
 

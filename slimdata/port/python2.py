@@ -168,10 +168,15 @@ PYTHON_2_EVIDENCE = re.compile(
 
 
 def python_3_parses(code: str) -> bool:
+    """False for code with a syntax error in Python 3 (what Python 2 code has); code Python
+    refuses for another reason (nesting too deep) is no Python 2 matter: the pipeline's own
+    check reports it."""
     try:
         ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    except SyntaxError:
         return False
+    except (ValueError, RecursionError, MemoryError):
+        return True
     return True
 
 
