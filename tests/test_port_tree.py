@@ -512,7 +512,7 @@ def test_pass_metadata_equals_libcst_providers():
         parents = reference.resolve(ParentNodeProvider)
         positions = reference.resolve(PositionProvider)
         names = reference.resolve(QualifiedNameProvider)
-        probe = Probe()
+        probe = Probe(edits.Context())
         probe.seen = []
         MetadataWrapper(module, unsafe_skip_copy=True).visit(probe)
         assert len(probe.seen) > 100
