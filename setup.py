@@ -47,6 +47,8 @@ setup(
         'libcst>=1.1',
         # `slimdata convert yolo` reads data.yaml with its safe loader (libcst needs it too).
         'pyyaml>=6',
+        # ... and runs 2to3's fixers on Python 2 files first (lib2to3 left Python in 3.13).
+        'fissix>=24.4',
     ],
     extras_require={
         **TENSORFLOW_EXTRAS,

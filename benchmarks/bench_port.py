@@ -6,6 +6,9 @@ Corpora, each measured on its own:
     under /work/ext/, say; never committed), their .py files;
   * a slim-era tree built from tests/port_fixture/shapes_slim: 24 copies, 144 files, some
     5,200 lines;
+  * the same tree written for Python 2 (`python_2_tree`: each module also holds a function
+    with backticks, `<>`, `except E, e`, `raise E, V`, `xrange`, `has_key`, `/` of ints), so
+    that the Python 2 stage and the Python 2 semantics passes run on every file;
   * single large files of about --large-lines lines (default 20,000) and a quarter and half of
     that, made of the first TREE's modules (else the fixture's) one after another: the cost per
     line must not grow with the file.
@@ -63,6 +66,33 @@ def fixture_tree(root: pathlib.Path, copies: int = 24) -> pathlib.Path:
     """120 files of slim-era code: the port fixture's 5 modules, `copies` times."""
     for index in range(copies):
         shutil.copytree(FIXTURE, root / f'copy_{index:02}')
+    return root
+
+
+#: Appended to each module of the Python 2 tree: Python 2 only syntax and names.
+PYTHON_2_TAIL = '''
+
+def _python_2_report(values, counts):
+    lines = []
+    for index in xrange(len(values)):
+        lines.append(`values[index]`)
+    if counts.has_key('total') and len(values) <> 0:
+        lines.append(counts['total'] / len(values))
+    for name, count in counts.iteritems():
+        lines.append((name, count))
+    try:
+        return lines
+    except ValueError, error:
+        raise ValueError, str(error)
+'''
+
+
+def python_2_tree(root: pathlib.Path, copies: int = 24) -> pathlib.Path:
+    """The fixture tree of `fixture_tree`, each module with `PYTHON_2_TAIL`."""
+    fixture_tree(root, copies)
+    for path in root.rglob('*.py'):
+        if path.stat().st_size:
+            path.write_text(path.read_text(encoding='utf-8') + PYTHON_2_TAIL, encoding='utf-8')
     return root
 
 
@@ -188,6 +218,7 @@ def main() -> None:
         work = pathlib.Path(temporary)
         corpora = [(pathlib.Path(tree).name, pathlib.Path(tree)) for tree in args.trees]
         corpora.append(('slim-era fixture x24', fixture_tree(work / 'fixture')))
+        corpora.append(('the same, Python 2', python_2_tree(work / 'fixture_python_2')))
         first = python_sources(corpora[0][1])
         for lines in (args.large_lines // 4, args.large_lines // 2, args.large_lines):
             corpora.append((f'one file, {lines:,} lines',

@@ -92,6 +92,16 @@ def test_nothing_below_the_command_line_imports_it_or_the_datasets():
     assert {path: names for path, names in upward.items() if names} == {}
 
 
+@pytest.mark.parametrize('path', sorted((ROOT / 'slimdata' / 'contrib').rglob('*.py')),
+                         ids=lambda path: path.relative_to(ROOT).as_posix())
+def test_contrib_imports_nothing_of_the_port(path):
+    """Ported code imports slimdata.contrib at run time; the port (LibCST, its rules) is the
+    tool that wrote it, and is not loaded by it."""
+    port = sorted(name for name in _slimdata_imports(path)
+                  if name == 'slimdata.port' or name.startswith('slimdata.port.'))
+    assert port == [], f'{path.relative_to(ROOT)} imports {port}'
+
+
 @pytest.mark.parametrize('leaf', RECORD_LAYER_LEAVES)
 def test_the_leaf_modules_import_nothing_of_slimdata(leaf):
     path = ROOT / (leaf.replace('.', '/') + '.py')

@@ -11,7 +11,8 @@ import types
 
 import pytest
 
-from slimdata.port import names, rules
+from slimdata.contrib import unavailable
+from slimdata.port import installed, rules
 
 
 def _resolve(dotted: str):
@@ -19,9 +20,9 @@ def _resolve(dotted: str):
 
     Ported code reaches a name two ways, and both must work: in place, `import <module>` then
     the attribute chain from the top-level package (`tf_slim.training.create_train_op`); in a
-    rewritten import, `from <parent> import <last>` of the name `names.importable` spells.
+    rewritten import, `from <parent> import <last>` of the name `installed.importable` spells.
     """
-    module = names.module_of(dotted)
+    module = installed.module_of(dotted)
     try:
         importlib.import_module(module)
         target = importlib.import_module(dotted.split('.')[0])
@@ -31,7 +32,7 @@ def _resolve(dotted: str):
         target = getattr(target, attribute, None)
         if target is None:
             return None
-    parent, _, last = names.importable(dotted).rpartition('.')
+    parent, _, last = installed.importable(dotted).rpartition('.')
     if parent:
         namespace: dict = {}
         try:
@@ -77,7 +78,7 @@ def test_contrib_framework_and_layers_names_exist_in_tf_slim(name):
 
 @pytest.mark.parametrize('private', sorted(rules.PRIVATE_RENAMES))
 def test_private_renames_name_public_functions(private):
-    assert names.resolve_v1(rules.PRIVATE_RENAMES[private]) is not None, private
+    assert installed.resolve_v1(rules.PRIVATE_RENAMES[private]) is not None, private
 
 
 @pytest.mark.parametrize('layer', sorted(rules.TF_LAYERS))
@@ -103,8 +104,8 @@ def test_successor_of_a_name_under_a_moved_module(old, new):
 
 
 def test_names_without_successor_have_a_reason():
-    reason = rules.unportable_reason('tensorflow.contrib.quantize.create_eval_graph')
+    reason = unavailable.unportable_reason('tensorflow.contrib.quantize.create_eval_graph')
     assert 'quantization' in reason
-    assert rules.unportable_reason('tensorflow.contrib.nccl.all_sum') == rules.UNPORTABLE[
-        'tensorflow.contrib']
+    assert (unavailable.unportable_reason('tensorflow.contrib.nccl.all_sum')
+            == unavailable.UNPORTABLE['tensorflow.contrib'])
     assert rules.successor('tensorflow.contrib.quantize.create_eval_graph') is None

@@ -20,7 +20,7 @@ import sys
 
 import pytest
 
-from slimdata.port import names, tree
+from slimdata.port import installed, names, tree
 
 _ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2')
 
@@ -207,9 +207,9 @@ def test_a_tf_layers_name_that_is_not_a_call_is_reported(monkeypatch, tf_keras, 
     """deeplab 2024's `class Conv2D(tf.keras.layers.Conv2D, tf.layers.Layer)`: Keras 3 has no
     tf.layers, and nothing in tf_slim stands for its base class; with tf-keras installed the
     ported scripts make tf.keras Keras 2, where it runs (tests/test_port.py runs one)."""
-    installed = names.is_module
+    is_module = installed.is_module
     monkeypatch.setattr(names, 'is_module',
-                        lambda name: tf_keras if name == 'tf_keras' else installed(name))
+                        lambda name: tf_keras if name == 'tf_keras' else is_module(name))
     code = ('import tensorflow.compat.v1 as tf\n\n'
             'class Conv2D(tf.keras.layers.Conv2D, tf.layers.Layer):\n    pass\n')
     results, _ = tree.port_sources({'m.py': code}, tf_upgrade=None)

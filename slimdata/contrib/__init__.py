@@ -33,7 +33,7 @@ class Unavailable:
         self._name = name
 
     def _fail(self, what: str) -> NoReturn:
-        from slimdata.port.rules import unportable_reason
+        from slimdata.contrib.unavailable import unportable_reason
         raise UnavailableError(f'{what}: {unportable_reason(what)} (slimdata port left it out; '
                                'see its report)')
 

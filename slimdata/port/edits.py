@@ -8,7 +8,18 @@ for every change it makes and every line it could not port, with the line number
 import contextlib
 import dataclasses
 import gc
-from typing import ClassVar, Collection, Dict, Iterator, List, Optional, Sequence, Tuple
+import re
+from typing import (
+    ClassVar,
+    Collection,
+    Dict,
+    Iterator,
+    List,
+    Optional,
+    Pattern,
+    Sequence,
+    Tuple,
+)
 
 import libcst as cst
 from libcst.metadata import (
@@ -26,6 +37,21 @@ NOT_PORTED = 'not ported'
 TO_CHECK = 'to check'
 
 _NO_DEFAULT = object()
+
+
+@dataclasses.dataclass
+class Context:
+    """What every stage of the port knows of the file it works on (one per file, shared).
+
+    `path`: the file's path relative to the tree ported ('/'-separated); `paths`: every Python
+    file's path in the tree (a module's siblings); `report_unknown_contrib`: whether contrib
+    names without a rule are reported (off when tf_upgrade_v2 runs after and reports them);
+    `python_2`: whether the file was written for Python 2 (set by the Python 2 stage).
+    """
+    path: str = ''
+    paths: frozenset = frozenset()
+    report_unknown_contrib: bool = True
+    python_2: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,6 +73,11 @@ _OWN_METADATA = frozenset((ParentNodeProvider, PositionProvider, QualifiedNamePr
 class PortTransformer(cst.CSTTransformer):
     """A porting pass: records notes by line, and the import lines its edits need.
 
+    A pass runs on a file only when `has_work` says so: by default when the file's text
+    matches `TRIGGER`, which each pass builds from its own tables (a pass costs some 1 ms of
+    CPU a line whether it finds work or not, so triggers are worth making tight). `NAME` is
+    the pass's name in the report ("internal error in pass NAME").
+
     `get_metadata` answers ParentNodeProvider for every node the pass has visited (children
     are visited before their parent's `leave_*`), PositionProvider and QualifiedNameProvider
     for every node.
@@ -55,13 +86,27 @@ class PortTransformer(cst.CSTTransformer):
     METADATA_DEPENDENCIES: ClassVar[Collection[ProviderT]] = (PositionProvider,
                                                               QualifiedNameProvider)
 
-    def __init__(self) -> None:
+    NAME: ClassVar[str] = ''
+    TRIGGER: ClassVar[Pattern[str]] = re.compile('')
+
+    def __init__(self, context: Context) -> None:
         super().__init__()
+        self.context = context
         self.notes: List[Note] = []
         self.needed_imports: List[str] = []
         self._wrapper: Optional[MetadataWrapper] = None
         self._parents: Dict[cst.CSTNode, cst.CSTNode] = {}
         self._ancestors: List[cst.CSTNode] = []
+
+    @classmethod
+    def has_work(cls, code: str, context: Context) -> bool:
+        """Whether the pass may change or report something in `code` (cheap: no parse)."""
+        return cls.TRIGGER.search(code) is not None
+
+    @classmethod
+    def port(cls, code: str, context: Context) -> Tuple[str, List[Note]]:
+        """Runs the pass over `code`: (the new code, the pass's notes)."""
+        return run_pass(cls(context), code)
 
     @contextlib.contextmanager
     def resolve(self, wrapper: MetadataWrapper) -> Iterator[None]:
@@ -125,6 +170,22 @@ class PortTransformer(cst.CSTTransformer):
 
 def code_of(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
+
+
+def callee_name(call: cst.Call) -> str:
+    """The last name of what `call` calls (`decode_jpeg` of `tf.image.decode_jpeg(x)`), or ''."""
+    func = call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else (
+        func.value if isinstance(func, cst.Name) else '')
+
+
+def mode_argument(call: cst.Call) -> Optional[cst.Arg]:
+    """The mode argument of an `open`-like call (second positional, or `mode=`), or None."""
+    for index, argument in enumerate(call.args):
+        if (argument.keyword and argument.keyword.value == 'mode') or (
+                argument.keyword is None and index == 1):
+            return argument
+    return None
 
 
 def dotted(name: str) -> cst.BaseExpression:

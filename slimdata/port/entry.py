@@ -27,12 +27,13 @@ behaviour off. The switch is process-wide, so the library modules such a script 
 TF1 too.
 """
 
+import re
 from typing import Optional
 
 import libcst as cst
 
-from slimdata.port.edits import CHANGED, PortTransformer, code_of
-from slimdata.port.names import is_module
+from slimdata.port.edits import CHANGED, Context, PortTransformer, code_of
+from slimdata.port.installed import is_module
 from slimdata.port.spelling import SpellingAware
 
 #: The calls, under the file's TensorFlow alias. Resource variables stay: Keras 3 objects that
@@ -78,11 +79,20 @@ def _is_main_guard(statement: cst.CSTNode) -> bool:
 class EntryPass(SpellingAware, PortTransformer):
     """Adds `tf.compat.v1.disable_v2_behavior()` where a TF1 script starts."""
 
-    def __init__(self, path: str = '', **_options) -> None:
-        super().__init__()
+    NAME = 'entry'
+    TRIGGER = re.compile(r'__main__|app\.run')
+
+    @classmethod
+    def has_work(cls, code: str, context: Context) -> bool:
+        """A script: a main guard or an `app.run`, or a package's `__main__.py` whatever it
+        holds."""
+        return is_package_main(context.path) or super().has_work(code, context)
+
+    def __init__(self, context: Context) -> None:
+        super().__init__(context)
         self.call: Optional[str] = None
         # `python -m package` runs the package's __main__.py, guard or not: always a script.
-        self.package_main = is_package_main(path)
+        self.package_main = is_package_main(context.path)
 
     def visit_Module(self, node: cst.Module) -> bool:
         spelling = self.learn_spelling(node)

@@ -15,7 +15,7 @@ import importlib
 import re
 from typing import Optional, Tuple
 
-from slimdata.port.names import is_module
+from slimdata.port.installed import is_module
 
 #: The top-level packages whose import paths the port writes.
 PORT_PACKAGES = ('tensorflow', 'tf_slim', 'slimdata')

@@ -9,24 +9,26 @@
 - `tf.layers.<layer>(...)` calls become tf_slim layer calls, arguments translated.
 """
 
-import functools
-import importlib
-import importlib.util
 import re
-import types
 from collections import Counter
 from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 from libcst.helpers import ensure_type
-from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
+from libcst.metadata import (
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
 
-from slimdata.contrib.unavailable import attribute_for
+from slimdata.contrib.unavailable import UNPORTABLE, attribute_for, unportable_reason
 from slimdata.port import rules
 from slimdata.port.edits import (
     CHANGED,
     NOT_PORTED,
     TO_CHECK,
+    Context,
     Note,
     PortTransformer,
     code_of,
@@ -34,125 +36,29 @@ from slimdata.port.edits import (
     import_statement,
     root_name,
 )
+from slimdata.port.installed import checked_successor, importable, is_module, module_of, public_name
 from slimdata.port.spelling import SpellingAware
 
 _TF_LAYERS = 'tensorflow.layers.'
 _STAND_INS = 'slimdata.contrib.unavailable'
 
 
-@functools.lru_cache(maxsize=None)
-def is_module(name: str) -> bool:
-    """Whether `name` is an importable module (importing its parent packages to find out)."""
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError, AttributeError):
-        return False
-
-
-def module_of(name: str) -> str:
-    """The longest prefix of dotted `name` that is a module (what `import` needs for it)."""
-    parts = name.split('.')
-    for length in range(len(parts), 0, -1):
-        if is_module('.'.join(parts[:length])):
-            return '.'.join(parts[:length])
-    return parts[0]
-
-
-def importable(name: str) -> str:
-    """`name` spelled so that `from <parent> import <last>` works.
-
-    The facade `slimdata.slim` is a module, not a package: a name two levels under it is
-    imported from the data module of slimdata or the tf_slim package it stands for. A package
-    whose attribute hides its submodule of the same name (`tf_slim.training` is the module
-    `tf_slim.training.training` once tf_slim is imported) is spelled by the module that holds
-    the name.
-    """
-    parent, _, last = name.rpartition('.')
-    if not parent:
-        return name
-    if not is_module(parent) and name.startswith(rules.FACADE + '.'):
-        rest = name[len(rules.FACADE) + 1:].split('.')
-        if rest[0] == 'data':
-            rest = rest[1:]
-        package = 'slimdata' if rest[0] in rules.DATA_MODULES else 'tf_slim'
-        return '.'.join([package] + rest)
-    holder = _attribute_chain(parent)
-    if (holder is not None and getattr(holder, '__name__', parent) != parent
-            and hasattr(holder, last) and isinstance(holder, types.ModuleType)):
-        return f'{holder.__name__}.{last}'
-    return name
-
-
-@functools.lru_cache(maxsize=None)
-def _attribute_chain(dotted_name: str):
-    """What `dotted_name` is in code that imported its module: attribute by attribute from the
-    top-level package, as ported code looks it up; None if it is not there."""
-    module = module_of(dotted_name)
-    try:
-        target: object = importlib.import_module(module.split('.')[0])
-        importlib.import_module(module)
-    except ImportError:
-        return None
-    for part in dotted_name.split('.')[1:]:
-        target = getattr(target, part, None)
-        if target is None:
-            return None
-    return target
-
-
-def checked_successor(name: str) -> Optional[str]:
-    """The successor of old `name` by the rules, if it is really there (a module's rule covers
-    every name under it, and not every contrib name made it into tf_slim), else None.
-
-    A successor that has a successor itself (contrib's `variables` module is `tf_slim`, which
-    is ported to the facade) gives way to it: what the pass writes, a second port keeps.
-    """
-    target = rules.successor(name)
-    for _ in range(3):
-        further = rules.successor(target) if target is not None else None
-        if further is None or further == target:
-            break
-        target = further
-    return target if target is not None and _attribute_chain(target) is not None else None
-
-
-@functools.lru_cache(maxsize=None)
-def _tensorflow_v1():
-    import tensorflow as tf  # public API only; imported when a file uses private modules
-    return tf.compat.v1
-
-
-def resolve_v1(path: str):
-    """The object at dotted `path` under tf.compat.v1, or None."""
-    target = _tensorflow_v1()
-    for part in path.split('.'):
-        target = getattr(target, part, None)
-    return target
-
-
-def public_name(private: str) -> Optional[str]:
-    """The path under tf.compat.v1 of a private TensorFlow function, or None if none is known."""
-    candidates = []
-    if private in rules.PRIVATE_RENAMES:
-        candidates.append(rules.PRIVATE_RENAMES[private])
-    module, _, attr = private.rpartition('.')
-    candidates += [f'{space}.{attr}'.lstrip('.') for space in rules.PRIVATE_MODULES.get(module, ())]
-    return next((path for path in candidates if resolve_v1(path) is not None), None)
-
-
 class NamesPass(SpellingAware, PortTransformer):
     """Renames old contrib / tf_slim / private / tf.layers names (see the module docstring)."""
 
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ParentNodeProvider)
+    NAME = 'names'
+    # Its work is on names imported from modules named so, or on these calls.
+    TRIGGER = re.compile(r'contrib|tf_slim|tensorflow\.python|\blayers\b|rnn_cell'
+                         r'|\bestimator\b')
 
-    def __init__(self, report_unknown_contrib: bool = True, **_options) -> None:
-        super().__init__()
-        self.report_unknown_contrib = report_unknown_contrib
+    def __init__(self, context: Context) -> None:
+        super().__init__(context)
+        self.report_unknown_contrib = context.report_unknown_contrib
         self.tf_alias = 'tf'
         self.rebound: Set[str] = set()        # names whose import this pass rewrites
         self.private_uses: Dict[str, int] = {}  # private module alias -> uses left as they are
         self.private_imports: Dict[str, Tuple[str, int]] = {}  # alias -> (module, line)
-        self.name_uses: Counter = Counter()   # Name -> uses outside imports
         self.stand_ins: Dict[str, Tuple[str, int]] = {}  # bound -> (contrib name, line)
 
     # -- set-up ------------------------------------------------------------------------------
@@ -180,7 +86,7 @@ class NamesPass(SpellingAware, PortTransformer):
         unused = set()
         for bound, (name, line) in self.stand_ins.items():
             if counter.uses[bound] > 1:  # the stand-in's own import is one
-                reason = rules.unportable_reason(name)
+                reason = unportable_reason(name)
                 self.notes.append(Note(NOT_PORTED, line, f'{name}: {reason} (its uses raise an '
                                                          'ImportError saying so)'))
             else:
@@ -286,12 +192,21 @@ class NamesPass(SpellingAware, PortTransformer):
         """
         if not name.startswith('tensorflow.contrib') or self._guarded(statement):
             return True
-        if self.name_uses[bound] == 0:
+        if self._unused(statement, bound):
             self.note(CHANGED, statement, f'removed the import of {name}: no successor, and '
                                           'nothing in the file uses it')
             return []
         self.stand_ins[bound] = (name, self.line_of(statement))
         return [import_statement(_STAND_INS, attribute_for(name), bound)]
+
+    def _unused(self, statement: cst.CSTNode, bound: str) -> bool:
+        """Whether nothing reads the name `bound` that the import `statement` binds (LibCST's
+        scope analysis: an attribute, a keyword or a parameter of the same name is not a
+        use of it)."""
+        scope = self._resolved(ScopeProvider).get(statement)
+        return scope is not None and not any(
+            assignment.references for assignment in scope.assignments[bound]
+            if assignment.node is statement)
 
     def _guarded(self, statement: cst.CSTNode) -> bool:
         """Whether `statement` is in a `try:` that handles its ImportError: the code already
@@ -375,12 +290,12 @@ class NamesPass(SpellingAware, PortTransformer):
         return dotted(target)
 
     def _report_unportable_use(self, node: cst.CSTNode, name: str) -> None:
-        reason = rules.unportable_reason(name)
+        reason = unportable_reason(name)
         if name.startswith('tensorflow.python') or (
                 reason is None and not name.startswith('tensorflow.contrib')):
             return
         missing = rules.successor(name)
-        generic = reason in (None, rules.UNPORTABLE['tensorflow.contrib'])
+        generic = reason in (None, UNPORTABLE['tensorflow.contrib'])
         if missing and generic:
             reason = (f'{missing} (its successor by the rules) is not in the installed '
                       'tf_slim / TensorFlow')
@@ -392,7 +307,7 @@ class NamesPass(SpellingAware, PortTransformer):
         path = public_name(name)
         if path is None:
             self.private_uses[alias] += 1
-            self.note(NOT_PORTED, original, f'{name}: {rules.UNPORTABLE["tensorflow.python"]}')
+            self.note(NOT_PORTED, original, f'{name}: {UNPORTABLE["tensorflow.python"]}')
             return updated
         self.note(CHANGED, original, f'{code_of(original)} -> tf.compat.v1.{path}')
         return self.tf_name(f'compat.v1.{path}')
@@ -540,15 +455,10 @@ class _BindingScanner(cst.CSTVisitor):
             self.names_pass.private_uses.setdefault(bound, 0)
             self.names_pass.private_imports[bound] = (name, self.names_pass.line_of(node))
 
-    def visit_ImportAlias(self, node: cst.ImportAlias) -> bool:
-        return False  # the names an import binds are not uses
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names_pass.name_uses[node.value] += 1
-
 
 class _NameCounter(cst.CSTVisitor):
-    """Counts the Name nodes of each identifier."""
+    """Counts the Name nodes of each identifier that may read a variable: not an attribute's
+    name (`config.quantize`), nor a keyword argument's (`build(quantize=False)`)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -556,6 +466,14 @@ class _NameCounter(cst.CSTVisitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         self.uses[node.value] += 1
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
 
 
 class _StandInRemover(cst.CSTTransformer):

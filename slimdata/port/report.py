@@ -13,10 +13,14 @@ _ORDER = {CHANGED: 0, NOT_PORTED: 1, TO_CHECK: 2}
 
 @dataclasses.dataclass
 class FileReport:
-    """What happened to one file: `notes` name lines of the ported file."""
+    """What happened to one file: `notes` name lines of the ported file, in line order (the
+    text report and the JSON one alike)."""
     path: str
     changed: bool
     notes: List[Note]
+
+    def __post_init__(self) -> None:
+        self.notes = sorted(self.notes, key=lambda note: (note.line, _ORDER[note.kind]))
 
 
 @dataclasses.dataclass
@@ -55,7 +59,7 @@ class PortReport:
         for file in self.files:
             lines.append('')
             lines.append(f'{file.path}' + ('' if file.changed else ' (unchanged)'))
-            for note in sorted(file.notes, key=lambda note: (note.line, _ORDER[note.kind])):
+            for note in file.notes:
                 lines.append(f'  {note.line:>5}  {note.kind:<10}  {note.message}')
         not_ported = [(file.path, note) for file in self.files for note in file.notes
                       if note.kind == NOT_PORTED]

@@ -1,4 +1,4 @@
-"""Porting a tree: which files, the passes over each, tf_upgrade_v2 over all, and the writes.
+"""Porting a tree: which files, read how, ported by the pipeline (`pipeline`), and the writes.
 
 What can go wrong is found before anything is written: usage problems (`PortError`: DST not
 empty or a file, an output folder that cannot be written, a backup of other files in the way),
@@ -20,7 +20,6 @@ a copy they are copied as they are. Links are kept as links and never followed: 
 leaving SRC is reported, not ported; in a copy, links keep their targets.
 """
 
-import ast
 import dataclasses
 import io
 import json
@@ -32,35 +31,9 @@ import tempfile
 import tokenize
 from typing import Dict, List, Optional, Tuple
 
-import libcst as cst
-
 from slimdata import progress
-from slimdata.port import lines, upgrade_v2
-from slimdata.port.edits import NOT_PORTED, Note, garbage_collection_paused, run_pass
-from slimdata.port.entry import EntryPass, is_package_main
-from slimdata.port.names import NamesPass
-from slimdata.port.py3 import ABSTRACT_CLASSES, PYTHON_2_DICTS, Py3Pass, imports_siblings
+from slimdata.port.pipeline import port_sources
 from slimdata.port.report import FileReport, PortReport
-from slimdata.port.variables import ResourceVariablesPass
-
-#: The passes, in order, and what a file's text must match for the pass to have work in it
-#: (a pass's work is on names imported from modules named here, or on these calls). A pass
-#: costs some 1 ms of CPU a line whether it finds work or not: the tests are worth making
-#: tight (`collections` alone is in every file that makes a namedtuple).
-PASSES = (
-    (NamesPass, re.compile(r'contrib|tf_slim|tensorflow\.python|\blayers\b|rnn_cell'
-                           r'|\bestimator\b')),
-    (Py3Pass, re.compile(
-        r'\A(?=.*\bcollections\b)(?=.*\b(?:' + '|'.join(sorted(ABSTRACT_CLASSES)) + r')\b)'
-        r'|\.read\(\)|(?i:bytes(_list)?_feature|byteslist)|\bcontextlib2\b'
-        r'|\b(?:np|numpy)\.(?:int|float|object|complex|long|unicode|str|NaN|NAN|Inf|Infinity'
-        r'|infty|PINF|float_|complex_|cfloat|longfloat|singlecomplex|clongfloat|longcomplex'
-        r'|string_|unicode_|product|cumproduct|sometrue|alltrue|round_)\b'
-        r'|(?m:^[ \t]*import[ \t]+c?StringIO\b)'
-        r'|\A(?=.*\.group\()(?=.*\.decode\()|' + PYTHON_2_DICTS.pattern, re.DOTALL)),
-    (ResourceVariablesPass, re.compile(r'''['"]Variable(V2)?['"]''')),
-    (EntryPass, re.compile(r'__main__|app\.run')),
-)
 
 #: Files larger than this are reported, not ported: the syntax trees of the passes take some
 #: 20-25 kB of memory per line and 1 ms of CPU per line and pass (measured: a 1 MB file of
@@ -77,12 +50,6 @@ _TEMPORARY = re.compile(r'\..+\.slimdata-port-\w+\.tmp')
 
 class PortError(ValueError):
     """A usage problem: the source is not a folder, the destination exists, ..."""
-
-
-@dataclasses.dataclass
-class _Stage:
-    code: str
-    notes: List[Note]
 
 
 @dataclasses.dataclass
@@ -133,123 +100,6 @@ def python_files(found: _Tree) -> List[str]:
     """The .py files of a walk, except those in hidden folders and caches."""
     return sorted(path for path in found.files if path.endswith('.py') and not any(
         part.startswith('.') or part == '__pycache__' for part in path.split('/')[:-1]))
-
-
-def _port_passes(code: str, report_unknown_contrib: bool, path: str = '',
-                 paths: frozenset = frozenset()) -> List[_Stage]:
-    stages = []
-    for make_pass, trigger in PASSES:
-        if trigger.search(code) or _has_work_unnamed(make_pass, code, path, paths):
-            code, notes = run_pass(make_pass(report_unknown_contrib=report_unknown_contrib,
-                                             path=path, paths=paths), code)
-            stages.append(_Stage(code, notes))
-    return stages
-
-
-def _has_work_unnamed(make_pass: type, code: str, path: str, paths: frozenset) -> bool:
-    """Work no word of the text names: Python 2's implicit relative imports (py3), a
-    package's `__main__.py`, a script whatever it holds (entry)."""
-    if make_pass is Py3Pass:
-        return imports_siblings(code, path, paths)
-    return make_pass is EntryPass and is_package_main(path)
-
-
-def _final_notes(original: str, stages: List[_Stage]) -> List[Note]:
-    """Every stage's notes with their lines carried to the last stage's code."""
-    notes: List[Note] = []
-    codes = [original] + [stage.code for stage in stages]
-    maps = [lines.line_map(before, after) for before, after in zip(codes, codes[1:])]
-    for index, stage in enumerate(stages):
-        for note in stage.notes:
-            line = note.line
-            for later in maps[index:]:
-                line = later(line)
-            notes.append(Note(note.kind, line, note.message))
-    return _deduplicated(notes)
-
-
-def _deduplicated(notes: List[Note]) -> List[Note]:
-    """Drops tf_upgrade_v2's 'not ported' where slimdata's own says why for the same line."""
-    ours = {note.line for note in notes
-            if note.kind == NOT_PORTED and not note.message.startswith('tf_upgrade_v2')}
-    kept = [note for note in notes if not (note.kind == NOT_PORTED and note.line in ours
-                                           and note.message.startswith('tf_upgrade_v2'))]
-    return list(dict.fromkeys(kept))
-
-
-def _line_count(code: str) -> int:
-    return code.count('\n') + (not code.endswith('\n'))
-
-
-def _unparsable(path: str, code: str) -> Optional[Tuple[int, str]]:
-    """(line, why) if Python itself cannot parse `code`, else None.
-
-    Checked with Python's own parser first: its messages are the clearest, it is fast (some
-    10 microseconds a line), and it refuses the nesting that would take libcst minutes.
-    """
-    try:
-        ast.parse(code, filename=path)
-    except SyntaxError as error:
-        return error.lineno or 1, f'could not parse (Python 2 code?): {error.msg}'
-    except (RecursionError, MemoryError, ValueError) as error:
-        return 1, f'could not parse: {type(error).__name__}: {error}'
-    return None
-
-
-def port_sources(sources: Dict[str, str],
-                 tf_upgrade: Optional[str] = 'SAFETY') -> Tuple[Dict[str, Tuple[str, List[Note]]],
-                                                                List[str]]:
-    """Ports code in memory: {path: code} -> ({path: (new code, notes)}, problems).
-
-    `tf_upgrade`: the mode tf_upgrade_v2 runs in after slimdata's passes ('SAFETY' or
-    'DEFAULT', see `upgrade_v2`), or None not to run it. Each line kept keeps its line ending
-    (the passes and tf_upgrade_v2 see LF).
-    """
-    staged: Dict[str, List[_Stage]] = {}
-    texts: Dict[str, str] = {}
-    endings: Dict[str, List[str]] = {}
-    results: Dict[str, Tuple[str, List[Note]]] = {}
-    problems = []
-    total_lines = sum(_line_count(code) for code in sources.values())
-    paths = frozenset(sources)
-    with progress.Progress(total_lines, 'porting', unit='lines', delay=1.0) as shown:
-        for path, code in sources.items():
-            texts[path], endings[path] = lines.split_endings(code)
-            with garbage_collection_paused():
-                stages, failure = _port_file(path, texts[path], not tf_upgrade, paths)
-            if failure is None:
-                staged[path] = stages
-            else:
-                problems.append(f'{path}:{failure[0]}: {failure[1]}')
-                results[path] = (code, [Note(NOT_PORTED, *failure)])
-            shown.update(_line_count(code))
-    if tf_upgrade and staged:
-        progress.info(f"running TensorFlow's tf_upgrade_v2 ({tf_upgrade.lower()} mode) over "
-                      f'{len(staged)} files')
-        latest = {path: stages[-1].code if stages else texts[path]
-                  for path, stages in staged.items()}
-        for path, (code, notes) in upgrade_v2.upgrade(latest, tf_upgrade).items():
-            staged[path].append(_Stage(code, notes))
-    for path, stages in staged.items():
-        final = stages[-1].code if stages else texts[path]
-        with garbage_collection_paused():
-            results[path] = (lines.restore_endings(texts[path], endings[path], final),
-                             _final_notes(texts[path], stages))
-    return results, problems
-
-
-def _port_file(path: str, text: str, report_unknown_contrib: bool, paths: frozenset
-               ) -> Tuple[List[_Stage], Optional[Tuple[int, str]]]:
-    """(the stages of slimdata's passes over `text`, None) or ([], (line, why it failed))."""
-    failure = _unparsable(path, text)
-    if failure is not None:
-        return [], failure
-    try:
-        return _port_passes(text, report_unknown_contrib, path, paths), None
-    except cst.ParserSyntaxError as error:
-        return [], (error.raw_line, f'could not parse (libcst): {error.message}')
-    except RecursionError:
-        return [], (1, 'nested too deeply for the syntax tree of slimdata port')
 
 
 @dataclasses.dataclass

@@ -34,7 +34,7 @@ import libcst as cst
 
 from slimdata.port.edits import CHANGED, NOT_PORTED, TO_CHECK, Note
 from slimdata.port.imports import unresolved
-from slimdata.port.names import resolve_v1
+from slimdata.port.installed import resolve_v1
 
 _MODULE = 'tensorflow.tools.compatibility.tf_upgrade_v2_main'
 _KINDS = {'INFO': CHANGED, 'WARNING': TO_CHECK, 'ERROR': NOT_PORTED}

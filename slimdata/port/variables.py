@@ -20,6 +20,7 @@ types:
   `'VariableV2'` (a name no other kind of list holds) gets `'VarHandleOp'` appended.
 """
 
+import re
 from typing import List, Optional, Union
 
 import libcst as cst
@@ -86,8 +87,8 @@ def _with_resource_op(node: cst.BaseExpression) -> cst.BaseExpression:
 class ResourceVariablesPass(PortTransformer):
     """Makes checks of a variable's op type accept `VarHandleOp` (resource variables)."""
 
-    def __init__(self, **_options) -> None:
-        super().__init__()
+    NAME = 'resource variables'
+    TRIGGER = re.compile('|'.join(rf'[\'"]{op}[\'"]' for op in sorted(_REFERENCE_OPS)))
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         func = updated.func

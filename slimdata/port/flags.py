@@ -1,0 +1,67 @@
+"""Flag definitions whose default is of another type than the flag, which absl refuses.
+
+TF1's first `tf.app.flags` (argparse) kept any default; absl, behind `tf.app.flags` since
+TF 1.5 and in TensorFlow 2's `tf.compat.v1.flags`, raises `IllegalFlagValueError` when the
+script starts ("flag value must be a string, found <class 'bool'>"). For a literal default:
+
+- `DEFINE_string(name, False, ...)` -> `None` (false as `False` was; absl takes None);
+  `DEFINE_string(name, 5, ...)` -> `DEFINE_integer`, `DEFINE_string(name, 0.5, ...)` ->
+  `DEFINE_float` (the type the code used it as); `DEFINE_string(name, True, ...)` is
+  reported (no string is true the way True was in every use);
+- `DEFINE_integer(name, 0.5, ...)` -> `DEFINE_float`.
+"""
+
+import re
+from typing import Optional
+
+import libcst as cst
+
+from slimdata.port.edits import CHANGED, NOT_PORTED, PortTransformer, code_of
+
+_DEFINE = re.compile(r'\bDEFINE_(?:string|integer)\b')
+
+
+def _default(call: cst.Call) -> Optional[cst.Arg]:
+    for index, argument in enumerate(call.args):
+        if (argument.keyword and argument.keyword.value == 'default') or (
+                argument.keyword is None and index == 1):
+            return argument
+    return None
+
+
+class FlagDefaultsPass(PortTransformer):
+    """Makes a flag's literal default the flag's type (see the module docstring)."""
+
+    NAME = 'flag defaults'
+    TRIGGER = _DEFINE
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        func = original.func
+        definer = func.attr.value if isinstance(func, cst.Attribute) else (
+            func.value if isinstance(func, cst.Name) else '')
+        default = _default(updated)
+        if definer not in ('DEFINE_string', 'DEFINE_integer') or default is None:
+            return updated
+        value = default.value
+        literal = code_of(value)
+        if definer == 'DEFINE_string' and literal == 'False':
+            self.note(CHANGED, original, f'{definer} default False -> None (absl takes a '
+                                         'string or None; both are false)')
+            return updated.with_changes(args=[
+                argument.with_changes(value=cst.Name('None')) if argument is default
+                else argument for argument in updated.args])
+        if definer == 'DEFINE_string' and literal == 'True':
+            self.note(NOT_PORTED, original, f'{definer} with default True: absl refuses it '
+                                            '(a string or None); give the string the code '
+                                            'expects')
+            return updated
+        new_definer = ('DEFINE_integer' if isinstance(value, cst.Integer) and definer ==
+                       'DEFINE_string' else 'DEFINE_float' if isinstance(value, cst.Float)
+                       else None)
+        if new_definer is None:
+            return updated
+        self.note(CHANGED, original, f'{definer} with default {literal} -> {new_definer} (absl '
+                                     "refuses a default of another type than the flag's)")
+        new_name = cst.Name(new_definer)
+        return updated.with_changes(func=updated.func.with_changes(attr=new_name)
+                                    if isinstance(updated.func, cst.Attribute) else new_name)

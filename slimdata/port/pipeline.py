@@ -1,0 +1,198 @@
+"""The port's pipeline: the stages each file goes through, in order, sharing one context.
+
+`STAGES` is the list of the stages over each file: the Python 2 stage (2to3's fixers, on files
+written for Python 2, `python2`), then the LibCST passes (`edits.PortTransformer`), which need
+code Python 3 parses. Each runs on a file only when its `has_work` says so (a trigger built
+from the stage's own tables); a file's stages share its `edits.Context`. Then TensorFlow's
+`tf_upgrade_v2` runs once over every file (it is a command with a start-up cost).
+
+Each stage numbers its notes in the code it was given; `lines.line_map` carries them to the
+ported file. An exception a stage did not expect on one file (a bug of the port) is reported
+as "internal error in pass NAME; file left as is" with the file named, and the run goes on
+with the other files (the command then exits 1).
+"""
+
+import ast
+import dataclasses
+from typing import Dict, List, Optional, Protocol, Sequence, Tuple
+
+import libcst as cst
+
+from slimdata import progress
+from slimdata.port import lines, py2, py3, upgrade_v2
+from slimdata.port.edits import (
+    NOT_PORTED,
+    Context,
+    Note,
+    garbage_collection_paused,
+)
+from slimdata.port.entry import EntryPass
+from slimdata.port.flags import FlagDefaultsPass
+from slimdata.port.names import NamesPass
+from slimdata.port.python2 import Python2ParseError, Python2Stage
+from slimdata.port.scopes import ScopeValuesPass
+from slimdata.port.variables import ResourceVariablesPass
+
+
+class Stage(Protocol):
+    """A stage over one file: a LibCST pass class, or the Python 2 stage."""
+
+    NAME: str
+
+    def has_work(self, code: str, context: Context) -> bool: ...
+
+    def port(self, code: str, context: Context) -> Tuple[str, List[Note]]: ...
+
+
+#: The stages over each file, in order: the Python 2 stage, then the LibCST passes.
+STAGES: Sequence[Stage] = (Python2Stage, NamesPass, *py3.PASSES, *py2.PASSES,
+                           FlagDefaultsPass, ScopeValuesPass, ResourceVariablesPass, EntryPass)
+#: The name of the tree-wide stage in the report.
+TF_UPGRADE = 'tf_upgrade_v2'
+
+
+@dataclasses.dataclass
+class Staged:
+    """What one stage made of a file: its code, and its notes (lines of the code it got)."""
+    stage: str
+    code: str
+    notes: List[Note]
+
+
+class InternalError(Exception):
+    """A stage failed on a file in a way it did not expect: the port's bug, not the file's."""
+
+
+class Unparsable(ValueError):
+    """Code the port cannot read: `line`, `why`."""
+
+    def __init__(self, line: int, why: str) -> None:
+        super().__init__(why)
+        self.line, self.why = line, why
+
+
+def port_file(text: str, context: Context) -> List[Staged]:
+    """The stages that have work in `text`. Raises `InternalError` naming the stage that
+    failed, `Unparsable` (or `cst.ParserSyntaxError`, `RecursionError`) for code it cannot
+    read."""
+    staged: List[Staged] = []
+    code = text
+    checked = False  # whether Python 3 parses `code`, checked once before the LibCST passes
+    for stage in STAGES:
+        if stage is not Python2Stage and not checked:
+            failure = _unparsable(context.path, code)
+            if failure is not None:
+                raise Unparsable(*failure)
+            checked = True
+        if not stage.has_work(code, context):
+            continue
+        try:
+            code, notes = stage.port(code, context)
+        except Python2ParseError as error:
+            raise Unparsable(error.line, error.why) from error
+        except (cst.ParserSyntaxError, RecursionError):
+            raise
+        except Exception as error:  # any bug of one pass: the file is reported, the run goes on
+            raise InternalError(f'internal error in pass {stage.NAME} '
+                                f'({type(error).__name__}: {error}); file left as is') from error
+        staged.append(Staged(stage.NAME, code, notes))
+    return staged
+
+
+def _unparsable(path: str, code: str) -> Optional[Tuple[int, str]]:
+    """(line, why) if Python itself cannot parse `code`, else None.
+
+    Checked with Python's own parser first: its messages are the clearest, it is fast (some
+    10 microseconds a line), and it refuses the nesting that would take libcst minutes.
+    """
+    try:
+        ast.parse(code, filename=path)
+    except SyntaxError as error:
+        return error.lineno or 1, f'could not parse: {error.msg}'
+    except (RecursionError, MemoryError, ValueError) as error:
+        return 1, f'could not parse: {type(error).__name__}: {error}'
+    return None
+
+
+def _ported(text: str, context: Context
+            ) -> Tuple[List[Staged], Optional[Tuple[int, str]]]:
+    """(the stages over `text`, None) or ([], (line, why the file is left as is))."""
+    try:
+        return port_file(text, context), None
+    except Unparsable as error:
+        return [], (error.line, error.why)
+    except cst.ParserSyntaxError as error:
+        return [], (error.raw_line, f'could not parse (libcst): {error.message}')
+    except RecursionError:
+        return [], (1, 'nested too deeply for the syntax tree of slimdata port')
+    except InternalError as error:
+        return [], (1, str(error))
+
+
+def _line_count(code: str) -> int:
+    return code.count('\n') + (not code.endswith('\n'))
+
+
+def port_sources(sources: Dict[str, str],
+                 tf_upgrade: Optional[str] = 'SAFETY') -> Tuple[Dict[str, Tuple[str, List[Note]]],
+                                                                List[str]]:
+    """Ports code in memory: {path: code} -> ({path: (new code, notes)}, problems).
+
+    `tf_upgrade`: the mode tf_upgrade_v2 runs in after slimdata's passes ('SAFETY' or
+    'DEFAULT', see `upgrade_v2`), or None not to run it. Each line kept keeps its line ending
+    (the passes and tf_upgrade_v2 see LF).
+    """
+    staged: Dict[str, List[Staged]] = {}
+    texts: Dict[str, str] = {}
+    endings: Dict[str, List[str]] = {}
+    results: Dict[str, Tuple[str, List[Note]]] = {}
+    problems = []
+    paths = frozenset(sources)
+    total_lines = sum(_line_count(code) for code in sources.values())
+    with progress.Progress(total_lines, 'porting', unit='lines', delay=1.0) as shown:
+        for path, code in sources.items():
+            texts[path], endings[path] = lines.split_endings(code)
+            context = Context(path, paths, report_unknown_contrib=not tf_upgrade)
+            with garbage_collection_paused():
+                stages, failure = _ported(texts[path], context)
+            if failure is None:
+                staged[path] = stages
+            else:
+                problems.append(f'{path}:{failure[0]}: {failure[1]}')
+                results[path] = (code, [Note(NOT_PORTED, *failure)])
+            shown.update(_line_count(code))
+    if tf_upgrade and staged:
+        progress.info(f"running TensorFlow's tf_upgrade_v2 ({tf_upgrade.lower()} mode) over "
+                      f'{len(staged)} files')
+        latest = {path: stages[-1].code if stages else texts[path]
+                  for path, stages in staged.items()}
+        for path, (code, notes) in upgrade_v2.upgrade(latest, tf_upgrade).items():
+            staged[path].append(Staged(TF_UPGRADE, code, notes))
+    for path, stages in staged.items():
+        final = stages[-1].code if stages else texts[path]
+        with garbage_collection_paused():
+            results[path] = (lines.restore_endings(texts[path], endings[path], final),
+                             _final_notes(texts[path], stages))
+    return results, problems
+
+
+def _final_notes(original: str, stages: List[Staged]) -> List[Note]:
+    """Every stage's notes with their lines carried to the last stage's code."""
+    notes: List[Tuple[str, Note]] = []
+    codes = [original] + [stage.code for stage in stages]
+    maps = [lines.line_map(before, after) for before, after in zip(codes, codes[1:])]
+    for index, stage in enumerate(stages):
+        for note in stage.notes:
+            line = note.line
+            for later in maps[index:]:
+                line = later(line)
+            notes.append((stage.stage, Note(note.kind, line, note.message)))
+    return _deduplicated(notes)
+
+
+def _deduplicated(notes: List[Tuple[str, Note]]) -> List[Note]:
+    """Drops tf_upgrade_v2's 'not ported' where slimdata's own says why for the same line."""
+    ours = {note.line for stage, note in notes if note.kind == NOT_PORTED and stage != TF_UPGRADE}
+    kept = [note for stage, note in notes
+            if not (stage == TF_UPGRADE and note.kind == NOT_PORTED and note.line in ours)]
+    return list(dict.fromkeys(kept))

@@ -1,0 +1,31 @@
+"""The Python 3 passes: the breakages old converters carry, fixed where the fix is certain.
+
+One pass per fix, each with a trigger built from its own tables, in this order:
+
+- `collections_abc`: `collections.Iterable` and the other abstract classes -> `collections.abc`;
+- `numpy_names`: numpy's names removed in 1.24 and 2.0 -> the builtins / names replacing them;
+- `binary_reads`: image bytes read in text mode get mode 'rb' (reported where not certain);
+- `bytes_literals`: a `str` literal where a `BytesList` needs bytes -> a bytes literal;
+- `relative_imports`: Python 2's implicit relative imports of sibling modules made explicit;
+- `string_io`: Python 2's `StringIO` holding image bytes -> `io.BytesIO` (else reported);
+- `match_decode`: `.decode()` of a str pattern's match group dropped (text in Python 3);
+- `dict_views`: `d.iteritems()` and kin -> views, and lists where a Python 2 file needs them;
+- `backports`: `import contextlib2` -> Python 3's `contextlib` when it has every name used;
+- `open_modes`: mode 'rU' -> 'r' (Python 3.11), Python 2's `file()` -> `open()`.
+"""
+
+from slimdata.port.py3.backports import ContextlibBackportPass
+from slimdata.port.py3.binary_reads import BinaryReadsPass
+from slimdata.port.py3.bytes_literals import BytesLiteralsPass
+from slimdata.port.py3.collections_abc import CollectionsAbcPass
+from slimdata.port.py3.dict_views import DictViewsPass
+from slimdata.port.py3.match_decode import MatchDecodePass
+from slimdata.port.py3.numpy_names import NumpyNamesPass
+from slimdata.port.py3.open_modes import OpenModesPass
+from slimdata.port.py3.relative_imports import RelativeImportsPass
+from slimdata.port.py3.string_io import StringIOPass
+
+#: The passes, in the order they run.
+PASSES = (CollectionsAbcPass, NumpyNamesPass, BinaryReadsPass, BytesLiteralsPass,
+          RelativeImportsPass, StringIOPass, MatchDecodePass, DictViewsPass,
+          ContextlibBackportPass, OpenModesPass)

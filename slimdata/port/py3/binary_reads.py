@@ -1,0 +1,134 @@
+"""Image bytes read in text mode: `open(path).read()` whose result is image data gets 'rb'.
+
+`tf.gfile.FastGFile(path, 'r').read()` / `open(path).read()` read bytes in Python 2 and text in
+Python 3. Mode 'rb' is certain when the result goes, in the same function, into a `BytesList`,
+a `*bytes*feature` helper or an image decoder, or is stored in a name that says it is image
+data (`image_data`, `encoded_jpg`, `seg_data`, ...); a TensorFlow file read whole in text mode
+otherwise is reported, not changed.
+"""
+
+import re
+from typing import Dict, Optional, Set, Union
+
+import libcst as cst
+
+from slimdata.port.edits import CHANGED, NOT_PORTED, callee_name, code_of, mode_argument
+from slimdata.port.spelling import SpellingAware
+
+# Functions that open a file: the standard ones and TensorFlow's (TF1 names included).
+_OPENERS = frozenset(
+    ['builtins.open', 'io.open', 'codecs.open']
+    + [f'tensorflow.{space}gfile.{name}' for space in ('', 'compat.v1.', 'io.')
+       for name in ('FastGFile', 'GFile', 'Open')]
+    + ['tensorflow.python.platform.gfile.FastGFile', 'tensorflow.python.platform.gfile.GFile'])
+_TENSORFLOW_OPENER = re.compile(r'gfile\.(FastGFile|GFile|Open)$')
+# Where bytes go: tf.train.BytesList, helpers named like bytes_feature / _bytes_list_feature,
+# image decoders.
+_BYTES_SINK = re.compile(r'(BytesList|bytes(_list)?_feature|decode_(jpeg|png|image|gif|bmp|raw)'
+                         r'|read_image_dims|to_tfexample)$', re.IGNORECASE)
+_IMAGE_DATA_NAME = re.compile(r'(image|img|jpe?g|png|seg|encoded)', re.IGNORECASE)
+
+
+class BinaryReadsPass(SpellingAware):
+    """Gives image reads in text mode the mode 'rb' (see the module docstring)."""
+
+    NAME = 'binary reads'
+    TRIGGER = re.compile(r'\.read\(\)')
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.binary_reads: Dict[cst.Call, str] = {}   # opener call -> why it reads bytes
+        self.text_reads: Set[cst.Call] = set()         # TensorFlow file read whole as text
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.learn_spelling(node)
+        self._scan_scope(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._scan_scope(node)
+
+    def _scan_scope(self, scope: Union[cst.Module, cst.FunctionDef]) -> None:
+        """Finds the whole-file text reads of `scope` (not of functions inside it)."""
+        scanner = _ReadScanner(self)
+        scope.visit(scanner) if isinstance(scope, cst.Module) else scope.body.visit(scanner)
+        for call, name in scanner.reads.items():
+            if name and _IMAGE_DATA_NAME.search(name):
+                self.binary_reads[call] = f'{name} holds image data'
+            elif name in scanner.sink_arguments:
+                self.binary_reads[call] = f'{name} goes into {scanner.sink_arguments[name]}'
+            elif _TENSORFLOW_OPENER.search(self.qualified_name(call.func) or ''):
+                self.text_reads.add(call)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if original in self.text_reads:
+            self.note(NOT_PORTED, original, 'a file read whole in text mode: if it is binary '
+                                            "(an image), open it with mode 'rb'")
+        if original not in self.binary_reads:
+            return updated
+        mode = mode_argument(original)
+        new_mode = cst.SimpleString("'rb'")
+        self.note(CHANGED, original, f"{code_of(original.func)}(..., 'rb'): "
+                                     f'{self.binary_reads[original]} (bytes in Python 3)')
+        if mode is None:
+            args = list(updated.args)
+            args[-1] = args[-1].with_changes(
+                comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(' ')))
+            return updated.with_changes(args=[*args, cst.Arg(new_mode)])
+        return updated.with_changes(args=[
+            argument.with_changes(value=new_mode) if index == original.args.index(mode)
+            else argument for index, argument in enumerate(updated.args)])
+
+
+class _ReadScanner(cst.CSTVisitor):
+    """In one scope: `name = opener(path[, 'r']).read()` reads, and what bytes sinks receive."""
+
+    def __init__(self, reads_pass: BinaryReadsPass) -> None:
+        super().__init__()
+        self.reads_pass = reads_pass
+        self.reads: Dict[cst.Call, Optional[str]] = {}
+        self.sink_arguments: Dict[str, str] = {}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False  # its own scope
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        opener = self._text_read_opener(node.value)
+        if opener is not None and len(node.targets) == 1:
+            target = node.targets[0].target
+            self.reads[opener] = target.value if isinstance(target, cst.Name) else None
+
+    def visit_Call(self, node: cst.Call) -> None:
+        callee = callee_name(node)
+        if _BYTES_SINK.search(callee):
+            for argument in node.args:
+                for name in _names_in(argument.value):
+                    self.sink_arguments.setdefault(name, callee)
+        opener = self._text_read_opener(node)
+        if opener is not None and opener not in self.reads:
+            self.reads[opener] = None
+
+    def _text_read_opener(self, node: cst.BaseExpression) -> Optional[cst.Call]:
+        """The opener call of `opener(path, 'r').read()`, or None."""
+        if not (isinstance(node, cst.Call) and not node.args
+                and isinstance(node.func, cst.Attribute) and node.func.attr.value == 'read'
+                and isinstance(node.func.value, cst.Call)):
+            return None
+        opener = node.func.value
+        if self.reads_pass.qualified_name(opener.func) not in _OPENERS:
+            return None
+        mode = mode_argument(opener)
+        if mode is None:
+            return opener
+        text = mode.value.evaluated_value if isinstance(mode.value, cst.SimpleString) else None
+        return opener if text in ('r', 'rt') else None
+
+
+def _names_in(node: cst.CSTNode) -> Set[str]:
+    names = set()
+
+    class Collect(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            names.add(name.value)
+
+    node.visit(Collect())
+    return names

@@ -1,0 +1,297 @@
+"""The Python 2 stage: 2to3's fixers, on `fissix`, before the LibCST passes.
+
+Python 2.7 was the default interpreter of most TF1-era research code until 2019. This stage
+runs on the files written for it:
+
+- those Python 3 cannot parse (a `print` statement, `raise E, "msg"`, `except E, e`,
+  backticks, `<>`, `0777`, `10L`, `exec` statements): the LibCST passes cannot read them;
+- those that parse but show Python 2 (`PYTHON_2_EVIDENCE`: a builtin Python 3 removed such as
+  `xrange(` or `unicode(`, `d.has_key(`, `d.iteritems()`, `sys.maxint`, an import of a module
+  Python 3 renamed such as `cPickle` or `urllib2`): they parse, but fail when they run.
+
+It runs the fixers of `FIXERS`, each listed with what it changes: 2to3's own (`fissix` is a
+maintained fork of lib2to3, which Python 3.13 removed), less those where the port has a more
+careful rule (`LEFT_TO_THE_PORT`). Every change is reported with the line of the original
+file it was made at; what a fixer cannot convert is reported as not ported. The file is then
+marked Python 2 (`Context.python_2`) for the passes that keep Python 2's semantics.
+"""
+
+import ast
+import re
+from typing import Callable, Dict, List, Tuple, Type
+
+from fissix import fixer_base, pytree, refactor
+from fissix.fixes import (
+    fix_apply,
+    fix_asserts,
+    fix_basestring,
+    fix_except,
+    fix_exec,
+    fix_execfile,
+    fix_exitfunc,
+    fix_filter,
+    fix_funcattrs,
+    fix_getcwdu,
+    fix_has_key,
+    fix_imports,
+    fix_imports2,
+    fix_intern,
+    fix_isinstance,
+    fix_itertools,
+    fix_itertools_imports,
+    fix_long,
+    fix_map,
+    fix_metaclass,
+    fix_methodattrs,
+    fix_ne,
+    fix_next,
+    fix_nonzero,
+    fix_numliterals,
+    fix_operator,
+    fix_paren,
+    fix_print,
+    fix_raise,
+    fix_raw_input,
+    fix_reduce,
+    fix_reload,
+    fix_renames,
+    fix_repr,
+    fix_standarderror,
+    fix_sys_exc,
+    fix_throw,
+    fix_tuple_params,
+    fix_types,
+    fix_unicode,
+    fix_urllib,
+    fix_xrange,
+    fix_xreadlines,
+    fix_zip,
+)
+from fissix.pgen2.parse import ParseError
+from fissix.pgen2.tokenize import TokenError
+
+from slimdata.port.edits import CHANGED, NOT_PORTED, Context, Note
+
+#: The modules the slimdata port's StringIO pass ports (to io.BytesIO where they hold image
+#: bytes, reported where uncertain); 2to3 makes them io.StringIO, which holds text only.
+_STRING_IO_MODULES = ('StringIO', 'cStringIO')
+
+
+class _FixImports(fix_imports.FixImports):
+    """2to3's renamed modules, but for StringIO / cStringIO (see `_STRING_IO_MODULES`)."""
+    mapping = {old: new for old, new in fix_imports.MAPPING.items()
+               if old not in _STRING_IO_MODULES}
+
+
+class _FixUnicode(fix_unicode.FixUnicode):
+    """`unicode` -> `str`, `unichr` -> `chr`, and a `'\\u'` in a byte string escaped as in
+    Python 2; unlike 2to3, `u'...'` keeps its prefix (Python 3 reads it the same: no change)."""
+
+    def transform(self, node, results):
+        if node.type == fix_unicode.token.STRING and node.value[:1] in 'uU':
+            return None
+        return super().transform(node, results)
+
+
+#: The fixers run, with what each changes (the report's words).
+FIXERS: Dict[Type[fixer_base.BaseFix], str] = {
+    fix_print.FixPrint: 'print statement -> print() call',
+    fix_raise.FixRaise: 'raise E, V -> raise E(V)',
+    fix_except.FixExcept: 'except E, e -> except E as e',
+    fix_exec.FixExec: 'exec statement -> exec() call',
+    fix_execfile.FixExecfile: 'execfile() -> exec(compile(open(...).read()))',
+    fix_repr.FixRepr: 'backticks -> repr()',
+    fix_ne.FixNe: '<> -> !=',
+    fix_numliterals.FixNumliterals: 'octal or long literal -> 0o... / int',
+    fix_long.FixLong: 'long -> int',
+    fix_xrange.FixXrange: 'xrange() -> range() (range() -> list(range()) where a list is needed)',
+    fix_has_key.FixHasKey: 'd.has_key(k) -> k in d',
+    _FixUnicode: 'unicode -> str, unichr -> chr',
+    fix_basestring.FixBasestring: 'basestring -> str',
+    _FixImports: 'a module Python 3 renamed -> its new name',
+    fix_imports2.FixImports2: 'a module Python 3 renamed -> its new name',
+    fix_urllib.FixUrllib: 'urllib / urllib2 -> urllib.request, urllib.parse, urllib.error',
+    fix_raw_input.FixRawInput: 'raw_input() -> input()',
+    fix_apply.FixApply: 'apply(f, args) -> f(*args)',
+    fix_intern.FixIntern: 'intern() -> sys.intern()',
+    fix_reduce.FixReduce: 'reduce() -> functools.reduce()',
+    fix_reload.FixReload: 'reload() -> importlib.reload()',
+    fix_getcwdu.FixGetcwdu: 'os.getcwdu() -> os.getcwd()',
+    fix_nonzero.FixNonzero: '__nonzero__ -> __bool__',
+    fix_next.FixNext: 'it.next() -> next(it), def next -> def __next__',
+    fix_funcattrs.FixFuncattrs: 'f.func_name and kin -> f.__name__ and kin',
+    fix_methodattrs.FixMethodattrs: 'm.im_func and kin -> m.__func__ and kin',
+    fix_standarderror.FixStandarderror: 'StandardError -> Exception',
+    fix_sys_exc.FixSysExc: 'sys.exc_type and kin -> sys.exc_info()',
+    fix_throw.FixThrow: 'g.throw(E, V) -> g.throw(E(V))',
+    fix_tuple_params.FixTupleParams: 'a tuple parameter -> unpacked in the body',
+    fix_types.FixTypes: 'types.StringType and kin -> the builtins',
+    fix_renames.FixRenames: 'sys.maxint -> sys.maxsize',
+    fix_exitfunc.FixExitfunc: 'sys.exitfunc -> atexit.register',
+    fix_isinstance.FixIsinstance: 'isinstance(x, (int, int)) -> isinstance(x, int)',
+    fix_xreadlines.FixXreadlines: 'f.xreadlines() -> f',
+    fix_metaclass.FixMetaclass: '__metaclass__ -> class C(metaclass=M)',
+    fix_itertools.FixItertools: 'itertools.izip and kin -> zip and kin',
+    fix_itertools_imports.FixItertoolsImports: 'from itertools import izip and kin: dropped',
+    fix_map.FixMap: 'map() -> list(map()) where a list is needed',
+    fix_filter.FixFilter: 'filter() -> list(filter()) where a list is needed',
+    fix_zip.FixZip: 'zip() -> list(zip()) where a list is needed',
+    fix_paren.FixParen: '[x for x in 1, 2] -> [x for x in (1, 2)]',
+    fix_operator.FixOperator: 'operator.isCallable and kin -> their Python 3 spellings',
+    fix_asserts.FixAsserts: 'assertEquals and kin -> assertEqual and kin',
+}
+
+#: 2to3's fixers not run, and why.
+LEFT_TO_THE_PORT = {
+    'fix_dict': "the port's dict views pass (`d.iteritems()` -> views, and list() only where "
+                'the list may matter; 2to3 wraps every keys() / values() / items() in list())',
+    'fix_import': "the port's relative imports pass (a sibling module only, and the module "
+                  'still runs as a script)',
+    'fix_imports for StringIO, cStringIO': "the port's StringIO pass (io.BytesIO where they "
+                                           'hold image bytes; 2to3 writes io.StringIO, text)',
+    'fix_future': 'kept: `from __future__` lines are valid Python 3, and say which Python 2 '
+                  'semantics (division) the file had',
+    'fix_input': "2to3's eval(input()) keeps an eval of what the user types",
+    'fix_buffer, fix_idioms, fix_set_literal, fix_ws_comma': 'optional in 2to3 too (style, or '
+                                                             'not the same meaning)',
+}
+
+_REMOVED_BUILTINS = ('xrange', 'unicode', 'unichr', 'basestring', 'long', 'raw_input',
+                     'execfile', 'intern', 'getcwdu')
+#: What marks a file Python 3 can parse as written for Python 2 (built from the fixers'
+#: tables: the renamed modules, the removed builtins).
+PYTHON_2_EVIDENCE = re.compile(
+    r'\b(?:' + '|'.join(_REMOVED_BUILTINS) + r')\s*\(|\bbasestring\b|\.has_key\(|\bsys\.maxint\b'
+    r'|\.iter(?:items|values|keys)\(\)|\bStandardError\b|\.im_func\b|\.func_name\b'
+    r'|(?m:^[ \t]*(?:import|from)[ \t]+(?:'
+    + '|'.join(sorted({*fix_imports.MAPPING, *fix_imports2.MAPPING, 'urllib2'})) + r')\b)')
+
+
+def python_3_parses(code: str) -> bool:
+    """False for code with a syntax error in Python 3 (what Python 2 code has); code Python
+    refuses for another reason (nesting too deep) is no Python 2 matter: the pipeline's own
+    check reports it."""
+    try:
+        ast.parse(code)
+    except SyntaxError:
+        return False
+    except (ValueError, RecursionError, MemoryError):
+        return True
+    return True
+
+
+class Python2Stage:
+    """Runs 2to3's `FIXERS` on a Python 2 file and reports each change."""
+
+    NAME = 'python 2'
+
+    @classmethod
+    def has_work(cls, code: str, context: Context) -> bool:
+        return PYTHON_2_EVIDENCE.search(code) is not None or not python_3_parses(code)
+
+    @classmethod
+    def port(cls, code: str, context: Context) -> Tuple[str, List[Note]]:
+        """(the code with 2to3's fixes, their notes). Raises `Python2ParseError` when `code` is
+        neither Python 3 nor Python 2."""
+        context.python_2 = True
+        notes: List[Note] = []
+        tool = _Tool(notes)
+        try:
+            tree = tool.refactor_string(code if code.endswith('\n') else code + '\n',
+                                        context.path)
+        except (ParseError, TokenError, IndentationError) as error:
+            raise Python2ParseError(_line_of(error), f'could not parse as Python 3 or as '
+                                                     f'Python 2 ({error})') from error
+        new = str(tree)
+        if not code.endswith('\n'):
+            new = new[:-1]
+        return new, sorted(dict.fromkeys(notes), key=lambda note: note.line)
+
+
+class Python2ParseError(ValueError):
+    """A file neither Python 3 nor Python 2 can parse: `line`, `why`."""
+
+    def __init__(self, line: int, why: str) -> None:
+        super().__init__(why)
+        self.line = line
+        self.why = why
+
+
+def _line_of(error: Exception) -> int:
+    context = getattr(error, 'context', None)  # ParseError: (prefix, (line, column))
+    if context and isinstance(context[1], tuple):
+        return context[1][0]
+    position = error.args[1] if len(error.args) > 1 else None  # TokenError: (message, (l, c))
+    return position[0] if isinstance(position, tuple) else 1
+
+
+class _Tool(refactor.RefactoringTool):
+    """fissix's RefactoringTool with the fixers of `FIXERS`, each change noted by line."""
+
+    def __init__(self, notes: List[Note]) -> None:
+        self.notes = notes
+        super().__init__([])
+
+    def get_fixers(self):
+        pre_order: List[fixer_base.BaseFix] = []
+        post_order: List[fixer_base.BaseFix] = []
+        for fixer_class, what in FIXERS.items():
+            fixer = fixer_class(self.options, self.fixer_log)
+            _record(fixer, what, self.notes)
+            (pre_order if fixer.order == 'pre' else post_order).append(fixer)
+        pre_order.sort(key=lambda fixer: fixer.run_order)
+        post_order.sort(key=lambda fixer: fixer.run_order)
+        return pre_order, post_order
+
+    def log_error(self, msg, *args, **kwds):
+        raise  # noqa: PLE0704 - fissix's hook, called in an except block: the error goes up
+
+
+def _record(fixer: fixer_base.BaseFix, what: str, notes: List[Note]) -> None:
+    """Makes `fixer` note each change it makes, and what it cannot convert, by line."""
+    transform: Callable = fixer.transform
+
+    def transform_noted(node: pytree.Base, results):
+        around = node.parent or node
+        before, line = str(around), _start_line(around)
+        new = transform(node, results)
+        if new is not None:  # replaces `node`
+            around, before, line = new, str(node), _start_line(node)
+        line = _changed_line(before, str(around), line)
+        if line is not None:
+            notes.append(Note(CHANGED, line, f'{what} (2to3 {_fixer_name(fixer)})'))
+        return new
+
+    def cannot_convert(node: pytree.Base, reason=None):
+        notes.append(Note(NOT_PORTED, node.get_lineno() or 1,
+                          f'2to3 {_fixer_name(fixer)} could not convert this'
+                          + (f': {reason}' if reason else '')))
+
+    def warning(node: pytree.Base, reason):
+        notes.append(Note(NOT_PORTED, node.get_lineno() or 1,
+                          f'2to3 {_fixer_name(fixer)}: {reason}'))
+
+    fixer.transform = transform_noted
+    fixer.cannot_convert = cannot_convert
+    fixer.warning = warning
+
+
+def _start_line(node: pytree.Base) -> int:
+    """The line where `str(node)` starts (its prefix, comments and blank lines included)."""
+    return (node.get_lineno() or 1) - node.prefix.count('\n')
+
+
+def _changed_line(before: str, after: str, start: int):
+    """The line of the first difference of two texts starting at line `start`, or None."""
+    if before == after:
+        return None
+    offset = next((index for index, (old, new) in enumerate(zip(before, after)) if old != new),
+                  min(len(before), len(after)))
+    return start + before.count('\n', 0, offset)
+
+
+def _fixer_name(fixer: fixer_base.BaseFix) -> str:
+    module = type(fixer).__mro__[0].__module__
+    if not module.startswith('fissix.'):
+        module = type(fixer).__mro__[1].__module__
+    return module.rsplit('.', 1)[-1]

@@ -1,0 +1,112 @@
+"""The Python 2 stage (slimdata.port.python2): 2to3's fixers on files written for Python 2,
+every change reported at its line, and the ported program run."""
+
+import subprocess
+import sys
+
+from slimdata.port import edits, python2, tree
+
+PROGRAM = '''import cPickle
+
+def describe(scores):
+    names = scores.keys()
+    names.sort()
+    for name, value in scores.iteritems():
+        print "%s=%d" % (name, value),
+    print
+    if scores.has_key('a') and 1 <> 2:
+        print `names[0]`
+    total = 0L
+    for i in xrange(3):
+        total += long(i)
+    print total + 0777
+    try:
+        raise ValueError, "bad"
+    except ValueError, error:
+        print "caught", error
+    text = unicode('abc')
+    print isinstance(text, basestring)
+    print cPickle.loads(cPickle.dumps(sorted(names)))
+
+describe({'b': 2, 'a': 1})
+'''
+
+
+def _lines_with(code: str, word: str):
+    return [number for number, line in enumerate(code.splitlines(), 1) if word in line]
+
+
+def test_a_python_2_program_runs_after_the_port(tmp_path):
+    results, problems = tree.port_sources({'prog.py': PROGRAM}, tf_upgrade=None)
+    assert problems == []
+    ported, notes = results['prog.py']
+    (tmp_path / 'prog.py').write_text(ported)
+    done = subprocess.run([sys.executable, 'prog.py'], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    # What Python 2 printed (dicts in insertion order, as Python 3's).
+    assert done.stdout.splitlines() == ['b=2 a=1 ', repr('a'), str(0 + 1 + 2 + 0o777),
+                                        'caught bad', 'True', repr(['a', 'b'])]
+
+
+def test_every_change_is_reported_at_its_line():
+    results, _ = tree.port_sources({'prog.py': PROGRAM}, tf_upgrade=None)
+    notes = results['prog.py'][1]
+    assert all(note.kind == edits.CHANGED for note in notes)
+    changed = {(note.line, note.message.rpartition('(2to3 ')[2].rstrip(')')) for note in notes}
+    expected = {
+        'fix_print': _lines_with(PROGRAM, 'print'),
+        'fix_has_key': _lines_with(PROGRAM, 'has_key'),
+        'fix_ne': _lines_with(PROGRAM, '<>'),
+        'fix_repr': _lines_with(PROGRAM, '`'),
+        'fix_numliterals': _lines_with(PROGRAM, '0L') + _lines_with(PROGRAM, '0777'),
+        'fix_xrange': _lines_with(PROGRAM, 'xrange'),
+        'fix_long': _lines_with(PROGRAM, 'long('),
+        'fix_raise': _lines_with(PROGRAM, 'raise'),
+        'fix_except': _lines_with(PROGRAM, 'except'),
+        'fix_unicode': _lines_with(PROGRAM, 'unicode('),
+        'fix_basestring': _lines_with(PROGRAM, 'basestring'),
+        'fix_imports': _lines_with(PROGRAM, 'import cPickle'),
+    }
+    for fixer, lines in expected.items():
+        assert lines and {(line, fixer) for line in lines} <= changed, fixer
+    # The port's own dict rules, not 2to3's fix_dict: iterated, a view; kept, a list.
+    dict_lines = {note.line for note in notes if 'Python 3 dicts' in note.message
+                  or 'a list in Python 2' in note.message}
+    assert dict_lines == {*_lines_with(PROGRAM, 'scores.keys'),
+                          *_lines_with(PROGRAM, 'scores.iter')}
+
+
+def test_string_io_is_left_to_the_ports_own_rule():
+    code = ('import StringIO\nfrom PIL import Image\n\n'
+            'def size(data):\n    print "opening"\n'
+            '    return Image.open(StringIO.StringIO(data)).size\n')
+    results, problems = tree.port_sources({'m.py': code}, tf_upgrade=None)
+    assert problems == []
+    ported = results['m.py'][0]
+    assert ported.startswith('from io import BytesIO\n')  # bytes, not 2to3's io.StringIO
+    assert 'Image.open(BytesIO(data))' in ported and 'print("opening")' in ported
+
+
+def test_a_file_neither_python_3_nor_python_2_is_reported_and_left():
+    code = 'x = 1\nprint "a" +\n'
+    results, problems = tree.port_sources({'m.py': code}, tf_upgrade=None)
+    assert results['m.py'][0] == code
+    assert len(problems) == 1 and problems[0].startswith('m.py:2: could not parse as Python 3 '
+                                                         'or as Python 2')
+
+
+def test_python_3_files_are_not_touched_by_the_stage():
+    code = 'import pickle\nprint("a", end="")\nvalues = {1: 2}.values()\nr = range(3)\n'
+    context = edits.Context('m.py')
+    assert not python2.Python2Stage.has_work(code, context)
+    results, _ = tree.port_sources({'m.py': code}, tf_upgrade=None)
+    assert results['m.py'] == (code, [])
+
+
+def test_python_2_evidence_in_a_file_python_3_parses():
+    code = 'import cPickle\nfor i in xrange(2):\n    pass\nkeys = {1: 2}.keys()\n'
+    results, _ = tree.port_sources({'m.py': code}, tf_upgrade=None)
+    ported = results['m.py'][0]
+    assert ported == ('import pickle\nfor i in range(2):\n    pass\n'
+                      'keys = list({1: 2}.keys())\n')
