@@ -325,7 +325,10 @@ def test_copy_to_destination_and_dry_run(tmp_path):
     assert {path: path.read_bytes() for path in root.rglob('*') if path.is_file()} == before
     assert (tmp_path / 'out' / 'notes.txt').read_text() == 'not python\n'
     assert (tmp_path / 'out' / 'pkg' / 'data.py').read_text().startswith('from slimdata')
-    with pytest.raises(tree.PortError, match='not empty'):
+    assert tree.port_tree(str(root), str(tmp_path / 'out'), tf_upgrade=None).already_done
+    (root / 'notes.txt').write_text('edited since\n')
+    with pytest.raises(tree.PortError, match=r'not empty, and is not the port of .* \(notes.txt '
+                                             r'differs\)'):
         tree.port_tree(str(root), str(tmp_path / 'out'), tf_upgrade=None)
     with pytest.raises(tree.PortError, match='inside'):
         tree.port_tree(str(root), str(root / 'sub'), tf_upgrade=None)

@@ -50,13 +50,18 @@ def register(commands: argparse._SubParsersAction, selected: bool) -> None:
     parser.set_defaults(run=run)
 
 
+#: The largest --max-file-size: a 1 GiB file would take some 25 GB of syntax trees.
+MAX_FILE_SIZE_MB = 1024
+
+
 def _megabytes(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f'{text} is not a positive number of megabytes')
+    if not 0 < value <= MAX_FILE_SIZE_MB:  # also refuses inf and nan
+        raise argparse.ArgumentTypeError(
+            f'{text} is not a number of megabytes above 0 and at most {MAX_FILE_SIZE_MB}')
     return value
 
 

@@ -28,6 +28,7 @@ from slimdata.port.edits import (
 )
 from slimdata.port.entry import EntryPass
 from slimdata.port.flags import FlagDefaultsPass
+from slimdata.port.indentation import IndentationStage
 from slimdata.port.names import NamesPass
 from slimdata.port.python2 import Python2ParseError, Python2Stage
 from slimdata.port.scopes import ScopeValuesPass
@@ -44,8 +45,9 @@ class Stage(Protocol):
     def port(self, code: str, context: Context) -> Tuple[str, List[Note]]: ...
 
 
-#: The stages over each file, in order: the Python 2 stage, then the LibCST passes.
-STAGES: Sequence[Stage] = (Python2Stage, NamesPass, *py3.PASSES, *py2.PASSES,
+#: The stages over each file, in order: the Python 2 stage, the indentation LibCST can read,
+#: then the LibCST passes.
+STAGES: Sequence[Stage] = (Python2Stage, IndentationStage, NamesPass, *py3.PASSES, *py2.PASSES,
                            FlagDefaultsPass, ScopeValuesPass, ResourceVariablesPass, EntryPass)
 #: The name of the tree-wide stage in the report.
 TF_UPGRADE = 'tf_upgrade_v2'

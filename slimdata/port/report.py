@@ -39,6 +39,8 @@ class PortReport:
     problems: List[str]
     dry_run: bool = False
     links_not_followed: List[str] = dataclasses.field(default_factory=list)
+    #: DST already held this port of SRC (a second run of the same command): nothing written.
+    already_done: bool = False
 
     def count(self, kind: str) -> int:
         return sum(1 for file in self.files for note in file.notes if note.kind == kind)
@@ -50,6 +52,8 @@ class PortReport:
     def format(self) -> str:
         """The report as text: a summary, then per file its notes, then what was not ported."""
         where = ('(dry run: nothing written)' if self.dry_run
+                 else f'-> {self.destination} (it already holds this port: nothing written)'
+                 if self.already_done
                  else f'-> {self.destination}' if self.destination != self.source
                  else f'in place (originals in {self.backup})')
         lines = [f'slimdata port {self.source} {where}',

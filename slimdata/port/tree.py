@@ -21,6 +21,7 @@ leaving SRC is reported, not ported; in a copy, links keep their targets.
 """
 
 import dataclasses
+import hashlib
 import io
 import json
 import os
@@ -39,6 +40,8 @@ from slimdata.port.report import FileReport, PortReport
 #: 20-25 kB of memory per line and 1 ms of CPU per line and pass (measured: a 1 MB file of
 #: slim-era code is some 30,000 lines, 0.7 GB).
 MAX_FILE_BYTES = 2 ** 20
+#: The largest `max_file_bytes` taken (1 GiB: its syntax trees would need some 25 GB).
+MAX_FILE_BYTES_LIMIT = 2 ** 30
 
 #: In place: the file in the backup folder saying a port is under way (its options inside).
 RUNNING_MARKER = '.slimdata-port-running.json'
@@ -109,6 +112,7 @@ class _Plan:
     target: pathlib.Path
     backup: Optional[pathlib.Path]   # in place only
     partial: Optional[pathlib.Path]  # with DST only
+    existing: bool = False           # DST holds files: only this port of SRC may be there
 
 
 def _plan(source: str, destination: Optional[str], backup: Optional[str]) -> _Plan:
@@ -130,12 +134,13 @@ def _plan(source: str, destination: Optional[str], backup: Optional[str]) -> _Pl
     target = pathlib.Path(destination).resolve()
     if target.exists() and not target.is_dir():
         raise PortError(f'{destination} is a file: give a new folder')
-    if target.exists() and any(target.iterdir()):
-        raise PortError(f'{destination} exists and is not empty: give a new folder')
     if target == root or root in target.parents:
         raise PortError(f'{destination} is inside {source}: give a folder outside it')
     _check_writable(target.parent, 'the folder of DST')  # the copy is made there, renamed DST
-    return _Plan(root, target, None, target.with_name(target.name + PARTIAL_SUFFIX))
+    # A DST that is not empty is refused, unless it is this port of SRC (the same command
+    # run again): that is decided once the port is made in memory (`_difference`).
+    return _Plan(root, target, None, target.with_name(target.name + PARTIAL_SUFFIX),
+                 existing=target.exists() and any(target.iterdir()))
 
 
 def _check_writable(path: pathlib.Path, what: str) -> None:
@@ -170,20 +175,25 @@ def port_tree(source: str, destination: Optional[str] = None, backup: Optional[s
     Returns:
       The PortReport. Raises PortError for usage problems, before anything is written.
     """
+    if not 0 < max_file_bytes <= MAX_FILE_BYTES_LIMIT:
+        raise PortError(f'max_file_bytes={max_file_bytes}: expected 1 to '
+                        f'{MAX_FILE_BYTES_LIMIT} bytes')
     plan = _plan(source, destination, backup)
     resuming = plan.backup is not None and not dry_run and _check_resumable(plan.backup,
                                                                             tf_upgrade)
     found = _walk(plan.root, skip=tuple(path for path in (plan.backup, plan.partial) if path))
     if resuming:
         _remove_temporaries(plan, found)
+    elif plan.backup is not None and not dry_run:
+        _remove_backup_temporaries(plan.backup)  # a run killed as it wrote its marker
     problems = list(found.problems)
     problems += [f'{path}: a link leaving {source} (to {found.links[path]}): not followed, '
                  'not ported' for path in found.leaving if path.endswith('.py')]
     relatives = python_files(found)
-    sources, encodings = {}, {}
+    sources, encodings, digests = {}, {}, {}
     for relative in relatives:
         try:
-            sources[relative], encodings[relative] = _read_source(
+            sources[relative], encodings[relative], digests[relative] = _read_source(
                 plan.root / relative, found.files[relative], max_file_bytes)
         except _Unreadable as error:
             problems.append(f'{relative}: {error}; not ported')
@@ -209,22 +219,57 @@ def port_tree(source: str, destination: Optional[str] = None, backup: Optional[s
                         [path for path in found.leaving if not path.endswith('.py')])
     if dry_run:
         return report
-    if plan.partial is not None:
+    if plan.existing:
+        difference = _difference(plan, found, changed)
+        if difference is not None:
+            raise PortError(f'{destination} exists and is not empty, and is not the port of '
+                            f'{source} as it is now ({difference}): give a new folder')
+        report.already_done = True
+    elif plan.partial is not None:
         _write_copy(plan, found, changed, report.problems)
     elif changed:
-        _write_in_place(plan, changed, tf_upgrade)
+        _write_in_place(plan, changed, digests, tf_upgrade, report.problems)
     else:
         _remove_marker(plan.backup)
     return report
+
+
+def _difference(plan: _Plan, found: _Tree, changed: Dict[str, bytes]) -> Optional[str]:
+    """None if DST holds exactly the copy this port would write (the same command run
+    again); else the first difference, for the message."""
+    held = _walk(plan.target, skip=())
+    for kind, ours, theirs in (('folder', found.folders, held.folders),
+                               ('file', found.files, held.files),
+                               ('link', found.links, held.links)):
+        # Python's byte-code caches, written when the ported code ran, are not a difference.
+        extra = sorted(path for path in set(theirs) - set(ours)
+                       if '__pycache__' not in path.split('/'))
+        if extra:
+            return f'it holds the {kind} {extra[0]}, which the port would not write'
+        missing = sorted(set(ours) - set(theirs))
+        if missing:
+            return f'it lacks the {kind} {missing[0]}'
+    for relative, text in found.links.items():
+        if held.links[relative] != _link_text(plan, relative, text):
+            return f'the link {relative} points elsewhere'
+    for relative in found.files:
+        expected = changed.get(relative)
+        if expected is None:
+            expected = (plan.root / relative).read_bytes()
+        if held.files[relative] != len(expected) or (
+                (plan.target / relative).read_bytes() != expected):
+            return f'{relative} differs'
+    return None
 
 
 class _Unreadable(ValueError):
     """A file that is not Python text the port can read."""
 
 
-def _read_source(path: pathlib.Path, size: int, limit: int) -> Tuple[str, str]:
-    """(text, encoding) of a Python file: UTF-8, or what its coding declaration says (PEP 263);
-    written back in the same encoding."""
+def _read_source(path: pathlib.Path, size: int, limit: int) -> Tuple[str, str, bytes]:
+    """(text, encoding, digest of the bytes) of a Python file: UTF-8, or what its coding
+    declaration says (PEP 263); written back in the same encoding. The digest tells, before
+    the file is replaced, whether it was edited since it was read."""
     if size > limit:
         raise _Unreadable(f'too large ({size / 2 ** 20:.1f} MB; the limit is '
                           f'{limit / 2 ** 20:.1f} MB, see --max-file-size)')
@@ -245,7 +290,7 @@ def _read_source(path: pathlib.Path, size: int, limit: int) -> Tuple[str, str]:
     if nul >= 0:
         raise _Unreadable(f'holds NUL bytes (at byte {nul}): binary data, not Python')
     try:
-        return data.decode(encoding), encoding
+        return data.decode(encoding), encoding, _digest(data)
     except LookupError as error:  # a codec that is not a text encoding (rot13)
         raise _Unreadable(f'its coding declaration names no text encoding ({error})') from error
     except UnicodeDecodeError as error:
@@ -278,6 +323,19 @@ def _check_resumable(backup: pathlib.Path, tf_upgrade: Optional[str]) -> bool:
     return True
 
 
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _remove_backup_temporaries(backup: pathlib.Path) -> None:
+    """The temporaries a killed in-place port left in its backup folder (even one killed as
+    it wrote its marker, which leaves nothing to resume)."""
+    if backup.is_dir():
+        for path in backup.rglob('.*.tmp'):
+            if _TEMPORARY.fullmatch(path.name):
+                path.unlink()
+
+
 def _remove_temporaries(plan: _Plan, found: _Tree) -> None:
     """The temporary files an interrupted in-place port left, in the tree and the backup."""
     assert plan.backup is not None, 'only an in-place port resumes'
@@ -285,9 +343,7 @@ def _remove_temporaries(plan: _Plan, found: _Tree) -> None:
                      if _TEMPORARY.fullmatch(path.rpartition('/')[2])]:
         del found.files[relative]
         (plan.root / relative).unlink()
-    for path in plan.backup.rglob('.*.tmp'):
-        if _TEMPORARY.fullmatch(path.name):
-            path.unlink()
+    _remove_backup_temporaries(plan.backup)
 
 
 def _check_backup(plan: _Plan, changed: Dict[str, bytes]) -> None:
@@ -302,7 +358,10 @@ def _check_backup(plan: _Plan, changed: Dict[str, bytes]) -> None:
                             f'of {path} (an earlier port?): move it away or give --backup-dir')
 
 
-def _write_in_place(plan: _Plan, changed: Dict[str, bytes], tf_upgrade: Optional[str]) -> None:
+def _write_in_place(plan: _Plan, changed: Dict[str, bytes], digests: Dict[str, bytes],
+                    tf_upgrade: Optional[str], problems: List[str]) -> None:
+    """Each changed file's original to the backup, then the port over it; a file edited since
+    it was read is left as it is now (its port would undo the edit) and reported."""
     assert plan.backup is not None, 'a plan without DST has a backup'
     marker = plan.backup / RUNNING_MARKER
     plan.backup.mkdir(parents=True, exist_ok=True)
@@ -310,10 +369,15 @@ def _write_in_place(plan: _Plan, changed: Dict[str, bytes], tf_upgrade: Optional
     with progress.Progress(len(changed), 'writing', unit='files', delay=1.0) as shown:
         for relative, code in changed.items():
             path = plan.root / relative
+            current = path.read_bytes()
+            if _digest(current) != digests[relative]:
+                problems.append(f'{relative}: edited while the port ran; left as it is now, '
+                                'not ported (run the same command again to port it)')
+                continue
             saved = plan.backup / relative
             if not saved.exists():
                 saved.parent.mkdir(parents=True, exist_ok=True)
-                _write_atomically(saved, path.read_bytes(), like=path, times=True)
+                _write_atomically(saved, current, like=path, times=True)
             _write_atomically(path, code, like=path)
             shown.update()
     _remove_marker(plan.backup)
