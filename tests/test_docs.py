@@ -160,10 +160,12 @@ def build_world(folder: Path, blocks: List[Block]) -> None:
     detection with trainval and test, VOC2012 segmentation); it converted to
     demo_out/records/voc2007 (what `make demo` leaves) and, unless one of `blocks` does it,
     to out/voc2007; MNIST converted to out/mnist and copied as another tool's old_records/;
+    a YOLO export (Roboflow's layout) in my_yolo_export/;
     the training examples, docs/show/ for the pictures, and .venv: the virtualenv running
     this test."""
     from slimdata.datasets import classification, pascalvoc, synthetic
     from test_classification import build_mnist
+    from test_yolo import build_tree as build_yolo
 
     devkit = str(folder / 'VOCdevkit')
     synthetic.make_voc_tree(devkit, num_images=16, image_size=(96, 72),
@@ -178,6 +180,7 @@ def build_world(folder: Path, blocks: List[Block]) -> None:
     (folder / 'old_records').mkdir()
     for number, shard in enumerate(sorted((folder / 'out/mnist').glob('train-*.tfrecord'))):
         shutil.copy(shard, folder / f'old_records/mnist_train_{number:03d}.tfrecord')
+    build_yolo(folder / 'my_yolo_export')  # "an export of your own" (README, own-data.md)
     (folder / 'docs/show').mkdir(parents=True)
     (folder / 'train_examples').symlink_to(ROOT / 'train_examples')
     (folder / '.venv').symlink_to(sys.prefix)
