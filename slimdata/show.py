@@ -896,9 +896,18 @@ def _marked(problem: Problem, side: int) -> Image.Image:
 def segmentation_outline(classes: np.ndarray, width: int = BOX_LINE_WIDTH) -> np.ndarray:
     """[height, width] bool: the pixels of a class map with a pixel of another class within
     `width` rows and columns of them (the inner `width` pixels of each region's edge)."""
-    padded = np.pad(classes, width, mode='edge')  # the image's border is no region's edge
-    windows = np.lib.stride_tricks.sliding_window_view(padded, (2 * width + 1,) * 2)
-    return windows.max(axis=(2, 3)) != windows.min(axis=(2, 3))
+    return _in_window(np.maximum, classes, width) != _in_window(np.minimum, classes, width)
+
+
+def _in_window(extreme: np.ufunc, array: np.ndarray, width: int) -> np.ndarray:
+    """`extreme` (np.maximum or np.minimum) of the pixels within `width` rows and columns of
+    each pixel; along rows, then columns, over shifted views (0.3 ms for a 256x192 class map,
+    against 16 ms reducing numpy's sliding window view of its 5x5 windows)."""
+    height, columns = array.shape
+    padded = np.pad(array, width, mode='edge')  # the image's border is no region's edge
+    span = range(2 * width + 1)
+    rows = functools.reduce(extreme, (padded[shift:shift + height] for shift in span))
+    return functools.reduce(extreme, (rows[:, shift:shift + columns] for shift in span))
 
 
 def _draw_classes(image: Image.Image, draw: ImageDraw.ImageDraw, classes: np.ndarray,
@@ -935,9 +944,12 @@ def _region_tag(region: np.ndarray, outline: np.ndarray, tag_width: int,
     rows, columns = np.nonzero(region)
     centre = rows.mean() - (tag_height - 1) / 2, columns.mean() - (tag_width - 1) / 2
     inner = region & ~outline
-    tops, lefts = np.nonzero(_fits(inner, tag_width, tag_height))
+    first_row, first_column = rows.min(), columns.min()  # the tag's places, in its bounds
+    bounds = slice(first_row, rows.max() + 1), slice(first_column, columns.max() + 1)
+    tops, lefts = np.nonzero(_fits(inner[bounds], tag_width, tag_height))
     if not len(tops):  # over the outline, if that makes room
-        tops, lefts = np.nonzero(_fits(region, tag_width, tag_height))
+        tops, lefts = np.nonzero(_fits(region[bounds], tag_width, tag_height))
+    tops, lefts = tops + first_row, lefts + first_column
     if not len(tops):  # no room inside: centred on the region's most central pixel
         if inner.any():
             rows, columns = np.nonzero(inner)
@@ -950,7 +962,10 @@ def _region_tag(region: np.ndarray, outline: np.ndarray, tag_width: int,
 
 def _fits(mask: np.ndarray, tag_width: int, tag_height: int) -> np.ndarray:
     """[height - tag_height + 1, width - tag_width + 1] bool: where a tag's top-left pixel can
-    be for the tag to cover only pixels of `mask` (counted on its summed-area table)."""
+    be for the tag to cover only pixels of `mask` (counted on its summed-area table); empty
+    when the tag is larger than the mask."""
+    if tag_height > mask.shape[0] or tag_width > mask.shape[1]:
+        return np.zeros((0, 0), bool)
     table = np.pad(mask.astype(np.int32).cumsum(0).cumsum(1), ((1, 0), (1, 0)))
     counts = (table[tag_height:, tag_width:] - table[:-tag_height, tag_width:]
               - table[tag_height:, :-tag_width] + table[:-tag_height, :-tag_width])
