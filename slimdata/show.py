@@ -49,10 +49,10 @@ Geometry (what `ContactSheet.cells` reports, so a picture can be checked pixel b
   `palette = voc_palette()`, the colour of k's legend swatch. Pixels holding ignore_label
   (255 by default, or `extra.ignore_label` of `dataset_info.json`) are drawn in VOC's colour
   for 255, `VOID_COLOUR`, as VOC's own label images show them. Every other pixel is the
-  image's, unchanged, but under the tags: one per class, filled with `palette[k]`, placed
-  wholly inside the region, off its outline if there is room, as near its centroid as can
-  be; a region without room for it has it centred on its pixel nearest its centroid
-  (`Cell.regions`).
+  image's, unchanged, but under the tags: one per class (the `MAX_REGION_TAGS` classes of
+  the most pixels), filled with `palette[k]`, placed wholly inside the region, off its
+  outline if there is room, as near its centroid as can be; a region without room for it
+  has it centred on its pixel nearest its centroid (`Cell.regions`).
 """
 
 import dataclasses
@@ -90,6 +90,10 @@ MAX_SHEET_PIXELS = 64_000_000
 #: Boxes drawn in one cell (more would hide the image; each tag costs about a millisecond to
 #: fit and draw); a record with more says how many it has.
 MAX_BOXES = 100
+#: Segmentation classes tagged in one cell, those of the most pixels: placing a tag costs up
+#: to 6 ms on a 256x256 class map (1.6 s for a map of 256 classes in noise, against 0.2 s
+#: with this limit).
+MAX_REGION_TAGS = 32
 #: A record's label texts are kept to their first and last this many characters around a
 #: '…': a caption or a tag shows fewer than 130 characters; a legend entry 513 at most.
 TEXT_END = 256
@@ -607,7 +611,8 @@ class Cell:
       captions: each caption line and the (x, y) where its text is drawn.
       problem: why the record is drawn as a marked cell (a crossed square of
         min(MIN_SIDE, max_side) pixels saying `problem.kind`), or None.
-      regions: the segmentation classes as drawn, one per class present (but ignore_label).
+      regions: the segmentation classes tagged: one per class present but ignore_label, of
+        those the `MAX_REGION_TAGS` of the most pixels (every class is outlined).
     """
     where: str
     origin: Tuple[int, int]
@@ -922,7 +927,7 @@ def _draw_classes(image: Image.Image, draw: ImageDraw.ImageDraw, classes: np.nda
     image.paste(Image.fromarray(pixels))
     font = _font(TAG_FONT_SIZE)
     regions = []
-    for label in np.unique(classes[~ignored]).tolist():
+    for label in _tagged_classes(classes[~ignored]):
         colour: RGB = tuple(_PALETTE[label].tolist())
         text = _fit(namer.name(label, None), image.width - 5, font)
         tag = _region_tag(classes == label, outline, round(font.getlength(text)) + 5,
@@ -931,6 +936,14 @@ def _draw_classes(image: Image.Image, draw: ImageDraw.ImageDraw, classes: np.nda
         draw.text((tag[0] + 2, tag[1]), text, fill=_text_colour_on(colour), font=font)
         regions.append(DrawnRegion(label, colour, text, tag))
     return regions
+
+
+def _tagged_classes(labels: np.ndarray) -> List[int]:
+    """The classes of the `MAX_REGION_TAGS` most pixels of `labels`, in label order."""
+    counts = np.bincount(labels.ravel(), minlength=256)
+    present = np.flatnonzero(counts)
+    largest = present[np.argsort(-counts[present], kind='stable')[:MAX_REGION_TAGS]]
+    return sorted(largest.tolist())
 
 
 def _region_tag(region: np.ndarray, outline: np.ndarray, tag_width: int,

@@ -447,6 +447,30 @@ def test_large_jpeg_is_decoded_at_reduced_size_and_drawn_as_its_full_decode_redu
                                'at 300x225)')
 
 
+def test_segmentation_tags_the_classes_of_the_most_pixels_and_outlines_all(tmp_path):
+    # 40 stripes of classes 1..40, stripe k 2 + k % 5 columns wide: ties broken by label
+    widths = [2 + label % 5 for label in range(1, 41)]
+    classes = np.repeat(np.arange(1, 41, dtype=np.uint8), widths)[None, :].repeat(60, axis=0)
+    photo = np.full(classes.shape + (3,), 90, np.uint8)
+    sheet = sheet_of(tmp_path, [segmentation_record(photo, classes)])
+    cell, = sheet.cells
+    by_size = sorted(range(1, 41), key=lambda label: (-widths[label - 1], label))
+    assert show.MAX_REGION_TAGS == 32
+    assert [region.label for region in cell.regions] == sorted(by_size[:32])
+    assert len(sheet.legend) == 40  # every class is named in the legend
+    scale = expected_scale(*classes.shape[::-1])
+    enlarged = np.repeat(np.repeat(classes, scale, axis=0), scale, axis=1)
+    drawn = cell_pixels(sheet, cell)
+    (x0, y0) = cell.origin
+    tags = np.zeros(enlarged.shape, bool)
+    for region in cell.regions:  # small regions' tags overflow onto their neighbours
+        left, top, right, bottom = region.tag
+        tags[top - y0:bottom - y0 + 1, left - x0:right - x0 + 1] = True
+    untagged = np.isin(enlarged, by_size[32:]) & expected_class_outline(enlarged) & ~tags
+    assert untagged.sum() > 100
+    assert np.array_equal(drawn[untagged], show.voc_palette()[enlarged[untagged]])
+
+
 def test_segmentation_reduced_outlines_the_nearest_class_on_the_reduced_image(tmp_path):
     rng = np.random.default_rng(3)
     image = rng.integers(0, 256, (384, 512, 3), dtype=np.uint8)
