@@ -23,7 +23,7 @@ from slimdata.records import dataset_info
 
 GREY = 120
 # Pascal VOC's colours, as its devkit's labelcolormap gives them (not computed here).
-VOC_COLOURS = {0: (0, 0, 0), 1: (128, 0, 0), 3: (128, 128, 0), 15: (192, 128, 128),
+VOC_COLOURS = {0: (0, 0, 0), 1: (128, 0, 0), 2: (0, 128, 0), 3: (128, 128, 0), 15: (192, 128, 128),
                255: (224, 224, 192)}
 
 
@@ -231,28 +231,99 @@ def class_map():
     return classes
 
 
-def test_segmentation_pixels_are_the_image_mixed_with_the_voc_colour(tmp_path):
-    rng = np.random.default_rng(0)
-    image = rng.integers(0, 256, (30, 40, 3), dtype=np.uint8)
-    classes = class_map()
-    sheet = sheet_of(tmp_path, [segmentation_record(image, classes)])
-    cell, = sheet.cells
-    scale = expected_scale(40, 30)
+def voc_colours():
     colours = np.zeros((256, 3), np.int64)
     for label, colour in VOC_COLOURS.items():
         colours[label] = colour
-    expected = (image.astype(np.int64) + colours[classes] + 1) // 2
-    expected[classes == 255] = VOC_COLOURS[255]
-    expected = np.repeat(np.repeat(expected, scale, axis=0), scale, axis=1)
-    (x0, y0), (w, h) = cell.origin, cell.size
-    assert np.array_equal(pixels_of(sheet)[y0:y0 + h, x0:x0 + w], expected)
+    return colours
+
+
+def expected_class_outline(classes, width=show.BOX_LINE_WIDTH):
+    """The documented outline, found by comparing each pixel with each of its neighbours
+    within `width` rows and columns that lies in the image (not as show.py finds it)."""
+    height, columns = classes.shape
+    outline = np.zeros(classes.shape, bool)
+    for dy in range(-width, width + 1):
+        for dx in range(-width, width + 1):
+            here = (slice(max(-dy, 0), height + min(-dy, 0)),
+                    slice(max(-dx, 0), columns + min(-dx, 0)))
+            there = classes[max(dy, 0):height + min(dy, 0), max(dx, 0):columns + min(dx, 0)]
+            outline[here] |= classes[here] != there
+    return outline
+
+
+def assert_segmentation_drawn(sheet, cell, photo, classes):
+    """The cell is `photo` with `classes` (both at the drawn size) drawn as documented:
+    outlines in the VOC colours, 255 in VOC's void colour, a tag per class inside its
+    region; every other pixel the photo's."""
+    drawn = cell_pixels(sheet, cell)
+    (x0, y0) = cell.origin
+    tags = np.zeros(classes.shape, bool)
+    for region in cell.regions:
+        left, top, right, bottom = region.tag
+        tags[top - y0:bottom - y0 + 1, left - x0:right - x0 + 1] = True
+    outline = expected_class_outline(classes) & (classes != 255) & ~tags
+    ignored = (classes == 255) & ~tags
+    assert outline.sum() > 0 and ignored.sum() > 0
+    assert np.array_equal(drawn[outline], voc_colours()[classes[outline]])
+    assert (drawn[ignored] == VOC_COLOURS[255]).all()
+    untouched = ~outline & ~ignored & ~tags
+    assert np.array_equal(drawn[untouched], photo[untouched])
+
+
+def test_segmentation_outlines_regions_in_their_legend_colours_and_tags_them(tmp_path):
+    rng = np.random.default_rng(0)
+    photo = rng.integers(0, 256, (60, 80, 3), dtype=np.uint8)
+    classes = np.zeros((60, 80), np.uint8)
+    classes[8:36, 6:38] = 1
+    classes[10:40, 44:74] = 2
+    classes[46:50, :] = 255
+    folder = tmp_path / 'seg'
+    folder.mkdir()
+    write_with_tf(folder / 'seg.tfrecord', [segmentation_record(photo, classes)])
+    (folder / 'labels.txt').write_text('0:background\n1:aeroplane\n2:bicycle\n')
+    sheet = show.contact_sheet([str(folder)])
+    cell, = sheet.cells
+    scale = expected_scale(80, 60)
+    assert scale == 2
+    enlarged = np.repeat(np.repeat(classes, scale, axis=0), scale, axis=1)
+    assert_segmentation_drawn(sheet, cell, np.repeat(np.repeat(photo, 2, axis=0), 2, axis=1),
+                              enlarged)
+    assert [(region.label, region.colour, region.text) for region in cell.regions] == [
+        (0, VOC_COLOURS[0], 'background'), (1, VOC_COLOURS[1], 'aeroplane'),
+        (2, VOC_COLOURS[2], 'bicycle')]
+    x0, y0 = cell.origin
+    for region in cell.regions[1:]:  # tags wholly inside their region
+        left, top, right, bottom = region.tag
+        assert (enlarged[top - y0:bottom - y0 + 1, left - x0:right - x0 + 1]
+                == region.label).all()
+        tag = pixels_of(sheet)[top:bottom + 1, left:right + 1]
+        fill = (tag == region.colour).all(axis=-1)
+        assert fill.mean() > 0.5 and (~fill).sum() > 20  # the fill colour, and the text on it
+        assert (tag[~fill] >= region.colour).all()  # light text (blended into) a dark tag
     assert [(entry.text, entry.style) for entry in sheet.legend] == [
-        ('0', 'class'), ('3', 'class'), ('15', 'class'), ('ignore (255)', 'ignore')]
-    for entry in sheet.legend:
-        left, top, right, bottom = entry.swatch
-        label = 255 if entry.style == 'ignore' else int(entry.text)
-        assert tuple(pixels_of(sheet)[(top + bottom) // 2, (left + right) // 2]) == \
-            VOC_COLOURS[label]
+        ('background (0)', 'class'), ('aeroplane (1)', 'class'), ('bicycle (2)', 'class'),
+        ('ignore (255)', 'ignore')]
+    for entry, label in zip(sheet.legend, [0, 1, 2, 255]):
+        left, top, right, bottom = entry.swatch  # inside its grey border: the outline's colour
+        assert (pixels_of(sheet)[top + 1:bottom, left + 1:right] == VOC_COLOURS[label]).all()
+
+
+def test_segmentation_tag_of_a_region_too_small_for_it_is_centred_on_it(tmp_path):
+    photo = np.full((30, 40, 3), 90, np.uint8)
+    classes = class_map()
+    sheet = sheet_of(tmp_path, [segmentation_record(photo, classes)])
+    cell, = sheet.cells
+    scale = expected_scale(40, 30)
+    enlarged = np.repeat(np.repeat(classes, scale, axis=0), scale, axis=1)
+    assert_segmentation_drawn(sheet, cell, np.full(enlarged.shape + (3,), 90, np.uint8),
+                              enlarged)
+    person = next(region for region in cell.regions if region.label == 15)
+    rows, columns = np.nonzero(enlarged == 15)  # 16x24 pixels: no room off its outline
+    left, top, right, bottom = person.tag
+    x0, y0 = cell.origin
+    assert abs((left + right) / 2 - x0 - columns.mean()) <= 1.5
+    assert abs((top + bottom) / 2 - y0 - rows.mean()) <= 1.5
 
 
 def test_segmentation_legend_names_and_ignore_label_come_from_dataset_info(tmp_path):
@@ -376,7 +447,31 @@ def test_large_jpeg_is_decoded_at_reduced_size_and_drawn_as_its_full_decode_redu
                                'at 300x225)')
 
 
-def test_segmentation_reduced_mixes_the_reduced_image_with_the_nearest_class(tmp_path):
+def test_segmentation_tags_the_classes_of_the_most_pixels_and_outlines_all(tmp_path):
+    # 40 stripes of classes 1..40, stripe k 2 + k % 5 columns wide: ties broken by label
+    widths = [2 + label % 5 for label in range(1, 41)]
+    classes = np.repeat(np.arange(1, 41, dtype=np.uint8), widths)[None, :].repeat(60, axis=0)
+    photo = np.full(classes.shape + (3,), 90, np.uint8)
+    sheet = sheet_of(tmp_path, [segmentation_record(photo, classes)])
+    cell, = sheet.cells
+    by_size = sorted(range(1, 41), key=lambda label: (-widths[label - 1], label))
+    assert show.MAX_REGION_TAGS == 32
+    assert [region.label for region in cell.regions] == sorted(by_size[:32])
+    assert len(sheet.legend) == 40  # every class is named in the legend
+    scale = expected_scale(*classes.shape[::-1])
+    enlarged = np.repeat(np.repeat(classes, scale, axis=0), scale, axis=1)
+    drawn = cell_pixels(sheet, cell)
+    (x0, y0) = cell.origin
+    tags = np.zeros(enlarged.shape, bool)
+    for region in cell.regions:  # small regions' tags overflow onto their neighbours
+        left, top, right, bottom = region.tag
+        tags[top - y0:bottom - y0 + 1, left - x0:right - x0 + 1] = True
+    untagged = np.isin(enlarged, by_size[32:]) & expected_class_outline(enlarged) & ~tags
+    assert untagged.sum() > 100
+    assert np.array_equal(drawn[untagged], show.voc_palette()[enlarged[untagged]])
+
+
+def test_segmentation_reduced_outlines_the_nearest_class_on_the_reduced_image(tmp_path):
     rng = np.random.default_rng(3)
     image = rng.integers(0, 256, (384, 512, 3), dtype=np.uint8)
     classes = np.zeros((384, 512), np.uint8)
@@ -386,15 +481,9 @@ def test_segmentation_reduced_mixes_the_reduced_image_with_the_nearest_class(tmp
     sheet = sheet_of(tmp_path, [segmentation_record(image, classes)])
     cell, = sheet.cells
     assert cell.size == (256, 192)
-    colours = np.zeros((256, 3), np.int64)
-    for label, colour in VOC_COLOURS.items():
-        colours[label] = colour
-    reduced = np.asarray(Image.fromarray(image).resize(cell.size, Image.Resampling.LANCZOS),
-                         np.int64)
+    reduced = np.asarray(Image.fromarray(image).resize(cell.size, Image.Resampling.LANCZOS))
     nearest = np.asarray(Image.fromarray(classes).resize(cell.size, Image.Resampling.NEAREST))
-    expected = (reduced + colours[nearest] + 1) // 2
-    expected[nearest == 255] = VOC_COLOURS[255]
-    assert np.array_equal(cell_pixels(sheet, cell), expected)
+    assert_segmentation_drawn(sheet, cell, reduced, nearest)
     assert [entry.text for entry in sheet.legend] == ['0', '1', '15', 'ignore (255)']
 
 
