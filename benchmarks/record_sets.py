@@ -27,8 +27,8 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 from PIL import Image, ImageDraw
 
-from slimdata.datasets import classification, pascalvoc, segmentation
-from slimdata.records import dataset_info
+from slimdata.datasets import classification, detection, pascalvoc, segmentation
+from slimdata.records import dataset_info, images
 from slimdata.records.example import serialize_example
 from slimdata.records.writer import write_sharded
 
@@ -143,11 +143,14 @@ def encode_voc_example(index: int, spec: RecordSetSpec) -> bytes:
     labels = rng.integers(1, pascalvoc.NUM_CLASSES, len(boxes))
     # Normalised to [0, 1], (ymin, xmin, ymax, xmax), as the converter stores them.
     x0, y0, x1, y1 = (boxes / np.array([width, height, width, height])).T
-    return serialize_example(pascalvoc.record_features(
-        encode_jpeg(photo_like(rng, width, height, boxes)), width, height, 3,
-        labels=labels.tolist(), boxes=np.stack([y0, x0, y1, x1], axis=1),
+    objects = detection.ObjectColumns(
+        labels=labels.tolist(), texts=[pascalvoc.CLASS_NAMES[label].encode() for label in labels],
+        boxes=list(zip(y0.tolist(), x0.tolist(), y1.tolist(), x1.tolist())),
         difficult=rng.integers(0, 2, len(boxes)).tolist(),
-        truncated=rng.integers(0, 2, len(boxes)).tolist()))
+        truncated=rng.integers(0, 2, len(boxes)).tolist(), views=[b''] * len(boxes))
+    return serialize_example(detection.ssd_features(
+        encode_jpeg(photo_like(rng, width, height, boxes)),
+        images.ImageInfo('jpeg', width, height, 3), objects))
 
 
 def encode_mnist_example(index: int, spec: RecordSetSpec) -> bytes:

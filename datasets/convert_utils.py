@@ -18,6 +18,7 @@ import dataclasses
 import io
 import os
 import random
+import re
 import xml.etree.ElementTree
 from typing import Any, Dict, List, Optional, Sequence, Tuple, TypeVar, Union
 
@@ -26,9 +27,14 @@ import defusedxml.ElementTree
 import numpy as np
 from PIL import Image
 
-from slimdata.records import fs, images
+from slimdata.records import fs, images, label_map
 
 T = TypeVar('T')
+
+
+class UnknownSplitError(ValueError):
+    """A split asked for that the source does not hold: a usage error (exit status 2 from
+    `slimdata convert`, as from `slimdata show`), naming the splits the source holds."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,6 +143,53 @@ def read_text_lines(path: str, policy: SourcePolicy, what: str) -> List[Tuple[in
     return [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
 
 
+#: The largest classes file read (a list of names or a label map; real ones are kilobytes).
+MAX_CLASSES_FILE_BYTES = 16 << 20
+_LABELS_TXT_LINE = re.compile(r'(\d+):(.*)')
+
+
+def read_class_spec(spec: str) -> Tuple[Tuple[str, ...], Optional[Tuple[int, ...]]]:
+    """The class names of a converter's `--classes SPEC`, and their ids where it gives them.
+
+    SPEC is the path of a file: an OD API label map (`*.pbtxt`, or any file holding
+    `item {`; read by `slimdata.records.label_map`, its background item left out), a
+    `labels.txt` as converters write it (every line `id:name`), or names one a line; or
+    anything else, a comma-separated list of names. The caller checks the names and ids.
+
+    Returns:
+      (names, ids), ids None when SPEC gives only names (in label order).
+
+    Raises:
+      ValueError: naming SPEC, for a path that does not exist (one with a `/` or a
+        .txt/.pbtxt name), a file that is not UTF-8 or holds no name, a bad label map.
+    """
+    if fs.exists(spec) and not fs.isdir(spec):
+        return _class_file(spec)
+    if os.sep in spec or spec.endswith(('.txt', '.pbtxt')):
+        raise ValueError(f'--classes {spec}: no such file (a file of class names or a '
+                         'label_map.pbtxt was expected)')
+    return tuple(name.strip() for name in spec.split(',')), None
+
+
+def _class_file(path: str) -> Tuple[Tuple[str, ...], Optional[Tuple[int, ...]]]:
+    data = fs.read_source(path, max_bytes=MAX_CLASSES_FILE_BYTES)
+    try:
+        text = data.decode('utf-8-sig')
+    except UnicodeDecodeError as error:
+        raise ValueError(f'--classes {path}: not UTF-8 text ({error})') from error
+    if path.endswith('.pbtxt') or re.search(r'^\s*item\s*\{', text, re.MULTILINE):
+        items = label_map.parse_label_map(text, path)
+        return tuple(name for _, name in items), tuple(label for label, _ in items)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        raise ValueError(f'--classes {path}: the file names no class')
+    matches = [_LABELS_TXT_LINE.fullmatch(line) for line in lines]
+    if all(matches):  # a labels.txt of a converted folder
+        return (tuple(m.group(2).strip() for m in matches if m),
+                tuple(int(m.group(1)) for m in matches if m))
+    return tuple(lines), None
+
+
 def annotation_size(annotation: xml.etree.ElementTree.Element
                     ) -> Tuple[Optional[Tuple[int, int]], Tuple[Optional[str], Optional[str]]]:
     """The (width, height) of a VOC-style annotation's `<size>`, or None when it is missing or
@@ -219,7 +272,7 @@ def select_splits(available: Sequence[str], splits: Optional[Union[str, Sequence
       source: the source folder or list, named when a split is not in it.
 
     Raises:
-      ValueError: naming the split asked for and the splits `source` holds.
+      UnknownSplitError: naming the split asked for and the splits `source` holds.
     """
     if splits is None:
         return list(available)
@@ -228,7 +281,7 @@ def select_splits(available: Sequence[str], splits: Optional[Union[str, Sequence
         raise ValueError(f'no split asked for; {source} holds {list(available)}')
     unknown = [split for split in asked if split not in available]
     if unknown:
-        raise ValueError(f'split {unknown[0]!r} is not in {source}; it holds '
+        raise UnknownSplitError(f'split {unknown[0]!r} is not in {source}; it holds '
                          f'{list(available)}')
     return [split for split in available if split in asked]
 

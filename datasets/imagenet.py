@@ -66,7 +66,7 @@ import numpy as np
 
 from slimdata import progress
 from slimdata.dataset import Dataset
-from slimdata.datasets import classification, convert_utils, pascalvoc
+from slimdata.datasets import classification, convert_utils, detection, pascalvoc
 from slimdata.deprecation import renamed_argument
 from slimdata.records import dataset_info, fs, images
 from slimdata.records.example import serialize_example
@@ -386,7 +386,7 @@ def encode_image(item: ImagenetImage, classes: Sequence[ImagenetClass],
       item: the image, its label and its bounding-box XML.
       classes: the classes in label order (label 1 is classes[0]).
       on_bad_box: 'clip', 'skip' or 'error' for a box that crosses the image's edge (see
-        `pascalvoc.check_box`).
+        `detection.check_box`).
       policy: how source files are read and images checked.
 
     Returns:
@@ -399,7 +399,7 @@ def encode_image(item: ImagenetImage, classes: Sequence[ImagenetClass],
     policy = policy or convert_utils.SourcePolicy(os.path.dirname(item.path) or '.')
     data, image = policy.read_image(item.path)
     synset, text = classes[item.label - 1]
-    boxes: List[pascalvoc.Box] = []
+    boxes: List[detection.Box] = []
     notes: List[Tuple[str, str]] = []
     if item.boxes_file is not None:
         boxes, notes = read_boxes(item.boxes_file, synset, image, item.path, on_bad_box,
@@ -426,7 +426,7 @@ def encode_image(item: ImagenetImage, classes: Sequence[ImagenetClass],
 
 def read_boxes(xml_path: str, synset: str, image: images.ImageInfo, image_path: str,
                on_bad_box: str, policy: convert_utils.SourcePolicy
-               ) -> Tuple[List[pascalvoc.Box], List[Tuple[str, str]]]:
+               ) -> Tuple[List[detection.Box], List[Tuple[str, str]]]:
     """The normalised (ymin, xmin, ymax, xmax) boxes of `synset` in an ILSVRC XML, and notes.
 
     Coordinates are divided by the XML's `<size>` (the frame they were drawn in), or by the
@@ -447,7 +447,7 @@ def read_boxes(xml_path: str, synset: str, image: images.ImageInfo, image_path: 
             raise ValueError(f'{where}: no <bndbox>')
         xmin, ymin, xmax, ymax = [pascalvoc.box_coordinate(bndbox, field, where)
                                   for field in ('xmin', 'ymin', 'xmax', 'ymax')]
-        box, box_notes = pascalvoc.check_box(
+        box, box_notes = detection.check_box(
             (ymin / height, xmin / width, ymax / height, xmax / width), on_bad_box, where)
         notes.extend(box_notes)
         if box is not None:
@@ -506,9 +506,9 @@ def convert_imagenet(src: str, output_dir: str, bounding_boxes: Optional[str] = 
     Returns:
       split -> its WriteSummary.
     """
-    if on_bad_box not in pascalvoc.BAD_BOX_POLICIES:
+    if on_bad_box not in detection.BAD_BOX_POLICIES:
         raise ValueError(f'on_bad_box={on_bad_box!r}; expected one of '
-                         f'{pascalvoc.BAD_BOX_POLICIES}')
+                         f'{detection.BAD_BOX_POLICIES}')
     given = [path for path in (bounding_boxes, synsets_file, metadata_file,
                                validation_labels_file) if path]
     policy = convert_utils.SourcePolicy(

@@ -339,8 +339,8 @@ def list_voc_seg(voc_folder: str, split: str, label_dir: str,
     list_file = os.path.join(list_dir, f'{split}.txt')
     if not fs.exists(list_file):
         available = [name[:-4] for name in _listdir(list_dir) if name.endswith('.txt')]
-        raise ValueError(f'no list file {list_file} for split {split!r}; '
-                         f'lists in {list_dir}: {available}')
+        raise convert_utils.UnknownSplitError(f'no list file {list_file} for split {split!r}; '
+                                              f'lists in {list_dir}: {available}')
     sources = []
     for line_number, line in convert_utils.read_text_lines(list_file, policy,
                                                            'a text file of image ids'):
@@ -394,8 +394,8 @@ def list_ade20k(src: str, split: str) -> List[SegmentationSource]:
       ValueError: for an unknown split, a missing folder, no images, or a missing label.
     """
     if split not in ADE20K_FOLDERS:
-        raise ValueError(f'unknown ADE20K split {split!r}; expected one of '
-                         f'{sorted(ADE20K_FOLDERS)}')
+        raise convert_utils.UnknownSplitError(f'unknown ADE20K split {split!r}; expected one '
+                                              f'of {sorted(ADE20K_FOLDERS)}')
     folder = ADE20K_FOLDERS[split]
     image_root = os.path.join(src, 'images', folder)
     if not fs.isdir(image_root):
@@ -437,6 +437,7 @@ def convert_voc_seg(src: str, output_dir: str,
                     num_shards: Optional[int] = None, processes: int = 1,
                     seed: Optional[int] = 0, overwrite: bool = False,
                     beam_options: Optional[Sequence[str]] = None, year: str = '2012',
+                    classes: Optional[str] = None,
                     **source_options: Any) -> Dict[str, WriteSummary]:
     """Converts splits of a VOC segmentation tree to deeplab records.
 
@@ -461,12 +462,16 @@ def convert_voc_seg(src: str, output_dir: str,
       beam_options: write the shards with an Apache Beam pipeline with these pipeline
         options (e.g. ['--runner=DirectRunner']); None writes them with local processes.
       year: the VOC edition whose folder `src` holds (deeplab's is 2012).
+      classes: the names of a custom dataset's classes, class index 0 first
+        (`class_names`): into labels.txt and dataset_info.json, and `slimdata show`'s
+        legend; `num_classes` defaults to their number.
       **source_options: `check_images`, `follow_symlinks`, `max_file_bytes`,
         `max_image_pixels` (see `convert_utils.SourcePolicy`; `src` is the root).
 
     Returns:
       split -> its WriteSummary.
     """
+    names = None if classes is None else class_names(classes, num_classes)
     voc_folder, found_as = pascalvoc.find_voc_folder(
         src, year, marker=os.path.join('ImageSets', 'Segmentation'))
     resolved_label_dir = resolve_voc_label_dir(voc_folder, label_dir)
@@ -478,10 +483,35 @@ def convert_voc_seg(src: str, output_dir: str,
     return _convert('pascal_voc_seg',
                     {split: list_voc_seg(voc_folder, split, resolved_label_dir, policy)
                      for split in _as_list(splits)},
-                    output_dir, _or(num_classes, published.num_classes),
+                    output_dir, len(names) if names else _or(num_classes, published.num_classes),
                     _or(ignore_label, published.ignore_label), on_bad_label, num_shards,
                     processes, seed, overwrite, beam_options, policy,
-                    extra={'label_dir': os.path.basename(resolved_label_dir)})
+                    extra={'label_dir': os.path.basename(resolved_label_dir)},
+                    labels_to_names=dict(enumerate(names)) if names else None)
+
+
+def class_names(spec: str, num_classes: Optional[int]) -> Tuple[str, ...]:
+    """The class names of `--classes SPEC` for segmentation, class index 0 first: a comma
+    list, a file of names one a line, or a `labels.txt` (`id:name`, ids 0..n-1).
+
+    Raises:
+      ValueError: naming SPEC, if a name is empty, has a control character or is given
+        twice, a labels.txt's ids are not 0..n-1, or the names are not `num_classes`.
+    """
+    names, ids = convert_utils.read_class_spec(spec)
+    if ids is not None and list(ids) != list(range(len(ids))):
+        raise ValueError(f'--classes {spec}: the class ids are {list(ids)}; a segmentation '
+                         'map\'s classes are its pixel values 0..n-1, each named once')
+    for index, name in enumerate(names):
+        if not name or any(ord(char) < 32 or ord(char) == 127 for char in name):
+            raise ValueError(f'--classes {spec}: class {index} has the name {name!r}; expected '
+                             'a non-empty name without control characters')
+        if name in names[:index]:
+            raise ValueError(f'--classes {spec}: class name {name!r} is given twice')
+    if num_classes is not None and len(names) != num_classes:
+        raise ValueError(f'--classes {spec} names {len(names)} classes, but num_classes is '
+                         f'{num_classes}')
+    return names
 
 
 @renamed_argument('workers', 'processes')
@@ -513,9 +543,9 @@ def convert_cityscapes(src: str, output_dir: str,
         source_split = {record: source for source, record in CITYSCAPES_SPLITS.items()}.get(
             split, split)
         if source_split not in CITYSCAPES_SPLITS:
-            raise ValueError(f'unknown Cityscapes split {split!r}; expected one of '
-                             f'{sorted(CITYSCAPES_SPLITS)} (or '
-                             f'{sorted(CITYSCAPES_SPLITS.values())})')
+            raise convert_utils.UnknownSplitError(
+                f'unknown Cityscapes split {split!r}; expected one of '
+                f'{sorted(CITYSCAPES_SPLITS)} (or {sorted(CITYSCAPES_SPLITS.values())})')
         by_record_split[CITYSCAPES_SPLITS[source_split]] = list_cityscapes(src, source_split)
     published = PUBLISHED_DATASETS['cityscapes']
     return _convert('cityscapes', by_record_split, output_dir, published.num_classes,
@@ -560,8 +590,10 @@ def _convert(dataset_name: str, splits: Mapping[str, List[SegmentationSource]],
              output_dir: str, num_classes: int, ignore_label: int, on_bad_label: str,
              num_shards: Optional[int], processes: int, seed: Optional[int], overwrite: bool,
              beam_options: Optional[Sequence[str]], policy: convert_utils.SourcePolicy,
-             extra: Optional[Mapping[str, Any]] = None) -> Dict[str, WriteSummary]:
-    """Writes the splits' sources and records them in `dataset_info.json`."""
+             extra: Optional[Mapping[str, Any]] = None,
+             labels_to_names: Optional[Mapping[int, str]] = None) -> Dict[str, WriteSummary]:
+    """Writes the splits' sources and records them in `dataset_info.json` (with
+    `labels_to_names`, or the published names of a dataset of its published classes)."""
     if on_bad_label not in ON_BAD_LABEL_CHOICES:
         raise ValueError(f'on_bad_label must be one of {ON_BAD_LABEL_CHOICES}, '
                          f'got {on_bad_label!r}')
@@ -571,6 +603,7 @@ def _convert(dataset_name: str, splits: Mapping[str, List[SegmentationSource]],
     encode = functools.partial(encode_segmentation_example, num_classes=num_classes,
                                ignore_label=ignore_label, on_bad_label=on_bad_label,
                                policy=policy)
+    labels_to_names = labels_to_names or _published_labels(dataset_name, num_classes)
     options = {'converter': dataset_name, 'num_classes': num_classes,
                'ignore_label': ignore_label, 'on_bad_label': on_bad_label, 'seed': seed,
                **dict(extra or {}), **policy.options()}
@@ -579,8 +612,7 @@ def _convert(dataset_name: str, splits: Mapping[str, List[SegmentationSource]],
                for split, examples in splits.items()]
     return write_dataset(
         output_dir, sources, dataset_name=dataset_name,
-        labels_to_names=_published_labels(dataset_name, num_classes),
-        keys_to_features=FEATURES,
+        labels_to_names=labels_to_names, keys_to_features=FEATURES,
         extra={'num_classes': num_classes, 'ignore_label': ignore_label, **(extra or {})},
         processes=processes, overwrite=overwrite, beam_options=beam_options)
 

@@ -13,6 +13,7 @@ passed to `Progress.write` still appear then, since they report problems. Messag
 through the display so that they never land inside a bar.
 """
 
+import os
 import sys
 import time
 from typing import Any, Optional, TextIO
@@ -68,8 +69,12 @@ class Progress:
         self._next_line_time = self._started + LINE_SECONDS
         self._last_line = self._started
         if not self._quiet and not self._lines:
-            self._bar = tqdm(total=total, desc=desc, unit=unit, file=self._stream,
-                             unit_scale=unit_scale, unit_divisor=1024 if unit_scale else 1000,
+            # Bytes in binary units named as such: tqdm's 'iB' with 1024 shows KiB, MiB, GiB,
+            # the units of format_bytes (the plain lines and every summary).
+            binary = unit_scale and unit == 'B'
+            self._bar = tqdm(total=total, desc=desc, unit='iB' if binary else unit,
+                             file=self._stream, unit_scale=unit_scale,
+                             unit_divisor=1024 if binary else 1000,
                              delay=delay, dynamic_ncols=True, initial=initial,
                              disable=None)  # only on a terminal: tqdm checks it again
 
@@ -141,11 +146,13 @@ class Progress:
         return f'{self.desc}: {done} in {now - self._started:.1f} s{postfix}'
 
     def _amount(self, value: float) -> str:
+        if self._unit_scale and self.unit == 'B':
+            return format_bytes(value)
         if self._unit_scale:
             for prefix in ('', 'k', 'M', 'G', 'T'):
-                if value < 1024 or prefix == 'T':
+                if value < 1000 or prefix == 'T':
                     return f'{value:.1f} {prefix}{self.unit}'
-                value /= 1024
+                value /= 1000
         return f'{value:,.0f} {self.unit}'
 
     def _print(self, message: str) -> None:
@@ -161,8 +168,38 @@ class Progress:
 
 
 def _is_terminal(stream: TextIO) -> bool:
+    """Whether `stream` is a terminal a bar can be drawn on: a tty that reports a width. A
+    pseudo-terminal of width 0 (`script`, some IDE consoles and CI runners) would get empty
+    bars, blank lines and no final line, so it gets the plain lines."""
     isatty = getattr(stream, 'isatty', None)
-    return bool(isatty and isatty())
+    if not (isatty and isatty()):
+        return False
+    try:
+        descriptor = stream.fileno()
+    except (OSError, ValueError, AttributeError):
+        return True  # a terminal-like stream without a descriptor: its width cannot be asked
+    try:
+        return os.get_terminal_size(descriptor).columns > 0
+    except OSError:
+        return False
+
+
+def format_bytes(num_bytes: float) -> str:
+    """A size in binary units with their IEC names (B, KiB, MiB, GiB, TiB: powers of 1024):
+    the one form of every size slimdata shows, in progress lines, bars and summaries."""
+    size = float(num_bytes)
+    for unit in ('B', 'KiB', 'MiB', 'GiB'):
+        if size < 1024:
+            return f'{size:.0f} B' if unit == 'B' else f'{size:.1f} {unit}'
+        size /= 1024
+    return f'{size:.1f} TiB'
+
+
+def plural(count: int, noun: str, plural_form: Optional[str] = None) -> str:
+    """'1 file', '2 files', '1 entry' (with plural_form='entries'): counts in messages."""
+    if count == 1:
+        return f'{count:,} {noun}'
+    return f'{count:,} {plural_form or noun + "s"}'
 
 
 def info(message: str) -> None:

@@ -106,7 +106,7 @@ def test_verify_lists_every_bad_file_and_counts_the_good_ones(capsys, tmp_path):
     assert f'{cut}: record 2 at byte offset 232: truncated data' in out
     assert f'{flipped}: record 1 at byte offset 116: data CRC mismatch' in out
     assert 'verified 4 files, 8 records' in out  # 2 + 3 good, and 2 + 1 before the damage
-    problems = out.split('2 problem(s):')[1]
+    problems = out.split('2 problems:')[1]
     assert cut in problems and flipped in problems
     for path in good:
         assert re.search(rf'^ok .* {re.escape(path)}$', out, re.M)
@@ -127,7 +127,7 @@ def test_verify_reports_a_count_that_differs_from_dataset_info(capsys, shards):
     assert status == 1
     shard = folder / 'train-00001-of-00002.tfrecord'
     assert re.search(rf'{re.escape(str(shard))}: 5 records, but .*dataset_info.json says 6', out)
-    assert '1 problem(s):' in out  # the split's num_examples (12) still matches the shards
+    assert '1 problem:' in out  # the split's num_examples (12) still matches the shards
 
 
 def test_verify_reports_a_split_total_that_differs(capsys, shards):
@@ -277,7 +277,7 @@ def test_verify_decode_names_shard_record_and_key_of_every_bad_image(capsys, tmp
     ])
     status, out, _ = run(capsys, 'verify', '--decode', path)
     assert status == 1
-    problems = out.split('problem(s):')[1].strip().splitlines()
+    problems = out.split('3 problems:')[1].strip().splitlines()
     assert len(problems) == 3
     assert f"{path}: record 1, key 'image/encoded': corrupt or unreadable image" in problems[0]
     assert f"{path}: record 2, key 'image/segmentation/class/encoded': decodes to 8x5" \

@@ -49,7 +49,9 @@ def test_convert_error_names_the_file_and_exits_1(tmp_path, capsys):
     # What stopped, and what is left: the split the error stopped, and how to finish it.
     assert left.startswith("slimdata convert image-folder: stopped; left incomplete, as "
                            f"{out / 'dataset_info.json'} records: split 'validation' (")
-    assert 'run the same command again to finish it' in left
+    # Bad input stops every run alike: the line never says the same command would finish it.
+    assert 'fix what the error names, then run the command again' in left
+    assert 'same command' not in left
     # No partial file; the split is recorded as incomplete, so verify says so.
     assert not [p for p in out.iterdir() if '.tmp' in p.name]
     assert cli.main(['verify', str(out)]) == 1

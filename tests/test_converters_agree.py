@@ -130,7 +130,7 @@ def test_a_conversion_without_a_shard_count_takes_it_from_the_size(tmp_path, cap
                                 size_of=lambda item: 300 * MiB // 1000)
     summary = writer.write_dataset(str(tmp_path), [source])['train']
     assert len(summary.shards) == 4
-    assert 'train: 4 shards for about 314.6 MB of source data' in capsys.readouterr().err
+    assert 'train: 4 shards for about 300.0 MiB of source data' in capsys.readouterr().err
 
 
 def test_the_default_counts_the_source_files_of_the_items(tmp_path):

@@ -247,12 +247,17 @@ def test_the_command_check_finds_what_is_missing():
 # ----------------------------------------------------------------------------------------------
 # Record layouts
 
-def render_layout(module_name: str) -> str:
+def render_layout(name: str) -> str:
     """The table of a converter module's FEATURES and its descriptor's items, as the
-    document shows them (`python tests/test_design_doc.py MODULE` prints it)."""
-    module = importlib.import_module(module_name)
+    document shows them (`python tests/test_design_doc.py MODULE` prints it). `name` is a
+    module (its FEATURES) or a module's layout without a descriptor (`module.NAME_FEATURES`)."""
+    try:
+        module, features = importlib.import_module(name), 'FEATURES'
+    except ModuleNotFoundError:
+        module_name, features = name.rsplit('.', 1)
+        module = importlib.import_module(module_name)
     rows = ['| key | kind | dtype | shape | default |', '|---|---|---|---|---|']
-    for key, spec in module.FEATURES.items():
+    for key, spec in getattr(module, features).items():
         if spec['kind'] == 'VarLen':
             rows.append(f'| `{key}` | VarLen | {spec["dtype"]} | any length | none |')
             continue
@@ -260,12 +265,14 @@ def render_layout(module_name: str) -> str:
         shown = 'none (required)' if default is None else f'`{json.dumps(default)}`'
         rows.append(f'| `{key}` | FixedLen | {spec["dtype"]} | `{json.dumps(spec["shape"])}` '
                     f'| {shown} |')
-    items = getattr(module, 'ITEMS_TO_DESCRIPTIONS', None) or module._ITEMS_TO_DESCRIPTIONS
-    rows += ['', 'Descriptor items: ' + ', '.join(f'`{item}`' for item in items) + '.']
+    if features == 'FEATURES':
+        items = getattr(module, 'ITEMS_TO_DESCRIPTIONS', None) or module._ITEMS_TO_DESCRIPTIONS
+        rows += ['', 'Descriptor items: ' + ', '.join(f'`{item}`' for item in items) + '.']
     return '\n'.join(rows)
 
 
 LAYOUT_MODULES = ('slimdata.datasets.classification', 'slimdata.datasets.pascalvoc',
+                  'slimdata.datasets.detection.OD_API_FEATURES',
                   'slimdata.datasets.segmentation', 'slimdata.datasets.imagenet')
 
 

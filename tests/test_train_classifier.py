@@ -190,6 +190,8 @@ def _run_script(name, *args):
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     assert 'Traceback' not in result.stderr
+    # A run that ended well says "done", never the failure word "stopped" (issue 29 item 4).
+    assert 'stopped after' not in result.stderr, result.stderr[-3000:]
     return result.stdout
 
 

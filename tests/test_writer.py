@@ -186,8 +186,9 @@ def test_skips_and_notes_are_counted_with_details(tmp_path):
     assert summary.notes == {'multiple of five': noted}
     text = summary.format()
     assert f'train: {summary.num_records} records in {NUM_SHARDS} shards in {tmp_path}' in text
-    assert f'{summary.num_bytes / 1000:.1f} kB' in text
-    assert 'records/s' in text and 'MB/s' in text
+    assert 1024 <= summary.num_bytes < 1024 ** 2
+    assert f'{summary.num_bytes / 1024:.1f} KiB in ' in text  # binary units, named as such
+    assert 'records/s' in text and 'KiB/s' in text
     assert (f'seven plus three: {len(skipped)} ({", ".join(skipped[:3])}, ... '
             f'{len(skipped) - 3} more)') in text
     assert (f'multiple of five: {len(noted)} ({", ".join(noted[:3])}, ... '
@@ -621,7 +622,7 @@ def test_url_folders_go_through_the_file_system_layer():
 
 def test_summary_format_without_skips_lists_no_reasons():
     summary = WriteSummary(split='val', shards=[{'file': 'f', 'num_records': 2}], num_records=2,
-                           num_bytes=2_500_000, skipped={}, notes={}, seconds=2.0,
+                           num_bytes=5 * 2 ** 20, skipped={}, notes={}, seconds=2.0,
                            shards_reused=0)
     assert summary.format() == ('val: 2 records in 1 shard\n'
-                                '  2.5 MB in 2.0 s, 1 records/s, 1.2 MB/s')
+                                '  5.0 MiB in 2.0 s, 1 records/s, 2.5 MiB/s')

@@ -134,9 +134,11 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
 
         saver = tf.compat.v1.train.Saver(slim.get_variables_to_restore())
         num_examples, accuracy = 0, float('nan')
-        with QueueSession(init_fn=lambda sess: saver.restore(sess, checkpoint)) as session:
-            loop_started = time.perf_counter()
-            with Progress(dataset.num_samples, 'eval', unit='ex') as bar:
+        # The bar outside the session: QueueSession ends the block at the end of the epoch
+        # (OutOfRangeError), so the bar sees a normal end and says "done", not "stopped".
+        with Progress(dataset.num_samples, 'eval', unit='ex') as bar:
+            with QueueSession(init_fn=lambda sess: saver.restore(sess, checkpoint)) as session:
+                loop_started = time.perf_counter()
                 while True:  # until the epoch is used up: QueueSession ends the loop there
                     # update_accuracy returns the accuracy over every batch so far.
                     accuracy, count = session.run([update_accuracy, batch_examples])

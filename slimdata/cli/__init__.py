@@ -54,7 +54,7 @@ COMMANDS = ('count', 'verify', 'inspect', 'index', 'show', 'convert', 'port', 'p
 
 def build_parser(selected: Optional[str] = None) -> argparse.ArgumentParser:
     """The argument parser; the command named `selected` registers its costly parts too."""
-    parser = argparse.ArgumentParser(
+    parser = common.Parser(
         prog='slimdata', description='TFRecord tools and dataset converters of slimdata '
                                      '(the TF-Slim data layer on modern TensorFlow).',
         epilog='examples:\n'

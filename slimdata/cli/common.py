@@ -1,6 +1,7 @@
 """What the command modules share: their parser, the usage error, path expansion."""
 
 import argparse
+import difflib
 import json
 import sys
 from typing import Any, Callable, List, Optional, Sequence
@@ -12,6 +13,23 @@ COMPRESSION_CHOICES = ('auto', 'none', 'gzip', 'zlib')
 
 class CommandLineError(Exception):
     """A usage problem: reported in one line, exit status 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """The parser of `slimdata` and, through add_subparsers, of every command and KIND: a
+    mistyped choice (a command, a KIND, --layout ...) gets "did you mean" (argparse has it
+    only from Python 3.14)."""
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        choices = action.choices
+        if choices is not None and value not in choices:
+            close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1)
+            if close:
+                listed = ', '.join(str(choice) for choice in choices)
+                raise argparse.ArgumentError(
+                    action, f'invalid choice: {value!r}; did you mean {close[0]!r}? '
+                            f'(choose from {listed})')
+        super()._check_value(action, value)
 
 
 def command_parser(commands: argparse._SubParsersAction, name: str, summary: str,
@@ -89,10 +107,6 @@ def expand(paths: Sequence[str]) -> List[str]:
         return tfrecord.expand_paths(paths)
     except ValueError as error:
         raise CommandLineError(str(error)) from error
-
-
-def megabytes(num_bytes: int) -> str:
-    return f'{num_bytes / 1e6:.1f} MB'
 
 
 # ----------------------------------------------------------------------------------------------

@@ -83,15 +83,18 @@ def register(commands: argparse._SubParsersAction, selected: bool) -> None:
 
 
 def run(kind: str, args: argparse.Namespace) -> int:
-    """Runs KIND's converter; bad input is one line naming the file, exit status 1.
+    """Runs KIND's converter; bad input is one line naming the file, exit status 1; a split
+    the source does not hold is a usage error (status 2), as for the other commands.
 
     ValueError: bad input or a refused re-run (the converters' errors, which name the file);
     OSError: an I/O error naming the file (a full disk); RuntimeError: another conversion
     writes into the folder, or a worker process died. After such an error, one more line says
-    which splits are left incomplete, and that the same command finishes them; likewise
-    after Ctrl-C, SIGTERM or SIGHUP.
+    which splits are left incomplete, and how to finish them: after bad input (a ValueError),
+    by fixing it first; after an I/O error, a dead worker, Ctrl-C, SIGTERM or SIGHUP, by the
+    same command.
     """
     from slimdata.cli import convert_options
+    from slimdata.datasets import convert_utils
     module = importlib.import_module(f'slimdata.datasets.{CONVERTERS[kind].module}')
     convert = getattr(module, converter_function(kind))
     try:
@@ -103,6 +106,8 @@ def run(kind: str, args: argparse.Namespace) -> int:
         if left:
             print(f'slimdata convert {kind}: {left}', file=sys.stderr)
         raise  # the command line says how it was stopped, with its exit status
+    except convert_utils.UnknownSplitError as error:
+        raise common.CommandLineError(str(error)) from error  # a usage error: exit status 2
     except (ValueError, OSError, RuntimeError) as error:
         print(f'slimdata convert {kind}: error: {error}', file=sys.stderr)
         left = what_is_left(args.output_dir, error)
@@ -111,8 +116,9 @@ def run(kind: str, args: argparse.Namespace) -> int:
         return 1
     for summary in summaries.values():
         progress.result(summary.format())
-    progress.result(f'\nthe records are in {args.output_dir} (with dataset_info.json); next: '
-                    f'slimdata verify {args.output_dir}')
+    if not progress.is_quiet():  # a hint, not a result: -q leaves the summaries alone
+        progress.result(f'\nthe records are in {args.output_dir} (with dataset_info.json); '
+                        f'next: slimdata verify {args.output_dir}')
     return 0
 
 
@@ -136,6 +142,11 @@ def what_is_left(output_dir: str, error: BaseException) -> str:
         described.append(f'{split!r} ({len(entry.get("shards", []))} of {total} shards '
                          'written)')
     info_path = os.path.join(output_dir, dataset_info.DATASET_INFO_FILENAME)
-    return (f'stopped; left incomplete, as {info_path} records: split '
-            f'{", ".join(described)}. Readers refuse an incomplete split; run the same '
-            'command again to finish it (the complete shards are kept and reused)')
+    left = (f'stopped; left incomplete, as {info_path} records: split '
+            f'{", ".join(described)}. Readers refuse an incomplete split; ')
+    if isinstance(error, ValueError):
+        # Bad input stops every run alike: the same command cannot finish it.
+        return left + ('fix what the error names, then run the command again (the complete '
+                       'shards are kept and reused; with other options, add --overwrite)')
+    return left + ('run the same command again to finish it (the complete shards are kept '
+                   'and reused)')

@@ -23,7 +23,7 @@ import textwrap
 from typing import Any, Callable, Dict, List, NamedTuple, Optional
 
 from slimdata.cli import common
-from slimdata.datasets import cifar, classification, pascalvoc, segmentation
+from slimdata.datasets import cifar, classification, detection, pascalvoc, segmentation
 from slimdata.records import fs, images
 
 
@@ -176,7 +176,7 @@ def _cifar100_keywords(args: argparse.Namespace) -> Dict[str, Any]:
 
 
 def _add_on_bad_box(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument('--on-bad-box', choices=pascalvoc.BAD_BOX_POLICIES, default='clip',
+    parser.add_argument('--on-bad-box', choices=detection.BAD_BOX_POLICIES, default='clip',
                         help='a box crossing the image edge is clipped, its object dropped, '
                              'or the conversion stops (default: %(default)s); a box entirely '
                              'outside the image or inverted is dropped (or stops it, with '
@@ -206,14 +206,50 @@ def _imagenet_keywords(args: argparse.Namespace) -> Dict[str, Any]:
             'on_bad_box': args.on_bad_box}
 
 
+def add_detection_options(parser: argparse.ArgumentParser, default_classes: str) -> None:
+    """--classes, --layout and --on-unknown-class, shared by the detection KINDs.
+
+    Args:
+      parser: the KIND's parser.
+      default_classes: what --classes defaults to, for the help ('VOC's 20', 'required').
+    """
+    parser.add_argument('--classes', metavar='SPEC',
+                        help='the classes, label 1 first: a comma list (mask,no-mask), a file '
+                             '(one name a line, a labels.txt, or an OD API label_map.pbtxt, '
+                             'whose ids are kept), or auto (the sorted names the annotations '
+                             f'hold, printed) (default: {default_classes})')
+    parser.add_argument('--layout', choices=detection.LAYOUTS, default='ssd',
+                        help="the record layout: ssd (SSD-Tensorflow's keys, label 0 the "
+                             "background) or od-api (the Object Detection API's keys, with "
+                             'label_map.pbtxt beside the shards) (default: %(default)s)')
+    parser.add_argument('--on-unknown-class', choices=detection.ON_UNKNOWN_CLASS,
+                        default='error',
+                        help='an object whose class is not among --classes stops the '
+                             'conversion (error, the default) or is left out and counted '
+                             '(skip)')
+
+
+def detection_keywords(args: argparse.Namespace) -> Dict[str, Any]:
+    """The converter keywords of `add_detection_options`."""
+    return {'classes': args.classes, 'layout': args.layout,
+            'on_unknown_class': args.on_unknown_class}
+
+
 def _voc_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument('--year', required=True, choices=pascalvoc.YEARS,
-                        help='the VOC edition; SRC must hold (or be) its VOC<year> folder')
+    parser.add_argument('--year', choices=pascalvoc.YEARS,
+                        help='the VOC edition: SRC holds (or is) its VOC<year> folder. Leave '
+                             'it out for a folder of your own (Annotations/ + JPEGImages/, '
+                             'or XMLs beside their images)')
+    parser.add_argument('--validation-ratio', type=common.ratio, default=None,
+                        help='for a folder without ImageSets/Main: the share of the images '
+                             'held out as the validation split (default: 0.1)')
     _add_on_bad_box(parser)
+    add_detection_options(parser, "VOC's 20 classes")
 
 
 def _voc_keywords(args: argparse.Namespace) -> Dict[str, Any]:
-    return {'year': args.year, 'on_bad_box': args.on_bad_box}
+    return {'year': args.year, 'on_bad_box': args.on_bad_box,
+            'validation_ratio': args.validation_ratio, **detection_keywords(args)}
 
 
 def _add_on_bad_label(parser: argparse.ArgumentParser) -> None:
@@ -236,7 +272,13 @@ def _voc_seg_options(parser: argparse.ArgumentParser) -> None:
                              '(default: SegmentationClassRaw if present, else '
                              'SegmentationClass)')
     parser.add_argument('--num-classes', type=common.positive_int, default=None,
-                        help='for a custom dataset in the VOC layout (default: 21)')
+                        help='for a custom dataset in the VOC layout (default: 21, or the '
+                             'number of --classes)')
+    parser.add_argument('--classes', metavar='SPEC',
+                        help="for a custom dataset: its classes' names, pixel value 0 first, "
+                             'as a comma list (background,road,car) or a file (one name a '
+                             'line, or a labels.txt): into labels.txt, dataset_info.json and '
+                             "slimdata show's legend")
     parser.add_argument('--ignore-label', type=common.label_value, default=None,
                         help='for a custom dataset in the VOC layout (default: 255)')
     _add_on_bad_label(parser)
@@ -244,7 +286,8 @@ def _voc_seg_options(parser: argparse.ArgumentParser) -> None:
 
 def _voc_seg_keywords(args: argparse.Namespace) -> Dict[str, Any]:
     return {'year': args.year, 'label_dir': args.label_dir, 'num_classes': args.num_classes,
-            'ignore_label': args.ignore_label, 'on_bad_label': args.on_bad_label}
+            'ignore_label': args.ignore_label, 'on_bad_label': args.on_bad_label,
+            'classes': args.classes}
 
 
 _VOC_TREE = """\
@@ -309,17 +352,22 @@ validation split 64.
         _imagenet_keywords),
     'voc': KindOptions(
         f"""\
-Converts splits of Pascal VOC (2007 or 2012) to TFRecords in SSD-Tensorflow's layout.
+Converts Pascal VOC annotations to TFRecords in SSD-Tensorflow's layout (or the OD API's,
+--layout od-api), with VOC's 20 classes or your own (--classes).
 
 {_VOC_TREE.format(year=2007)}      Annotations/<id>.xml       one XML per image (VOC format)
       JPEGImages/<id>.jpg        the images, copied into the records unchanged
       ImageSets/Main/<split>.txt the image ids of each split, one per line
 
-Only the ids listed in ImageSets/Main/<split>.txt are converted.
+Only the ids listed in ImageSets/Main/<split>.txt are converted. Without --year, SRC is a
+folder of your own: Annotations/ + JPEGImages/ (a .jpg, .jpeg or .png per XML), with or
+without ImageSets/Main, or a flat folder of images with their XMLs beside them; without
+lists, the images are split into train and validation by --validation-ratio.
 """,
-        'the VOC tree (see above)',
-        'lists in ImageSets/Main, e.g. train, val, trainval, test', None,
-        _voc_options, _voc_keywords, required_split=True),
+        'the VOC tree or folder (see above)',
+        'lists in ImageSets/Main, e.g. train, val, trainval, test (required with lists); '
+        'without lists: train, validation', None,
+        _voc_options, _voc_keywords),
     'voc-seg': KindOptions(
         f"""\
 Convert a Pascal VOC segmentation tree (deeplab's: VOC2012) to deeplab TFRecords.

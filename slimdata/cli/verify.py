@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
             return
         if result is not None and not problems:
             progress.result(f'ok    {result.num_records:>10} records  '
-                            f'{common.megabytes(result.num_bytes):>10}  {path}')
+                            f'{progress.format_bytes(result.num_bytes):>10}  {path}')
         for problem in problems:
             progress.result(f'FAIL  {problem}')
 
@@ -57,13 +57,14 @@ def run(args: argparse.Namespace) -> int:
         return 0 if report.ok else 1
     for note in report.notes:
         print(f'note: {note}')
-    decoded = f', {report.decoded} images decoded' if args.decode else ''
-    print(f'\nverified {len(files)} files, {report.num_records} records, '
-          f'{common.megabytes(report.num_bytes)}{decoded}')
+    decoded = f', {progress.plural(report.decoded, "image")} decoded' if args.decode else ''
+    print(f'\nverified {progress.plural(len(files), "file")}, '
+          f'{progress.plural(report.num_records, "record")}, '
+          f'{progress.format_bytes(report.num_bytes)}{decoded}')
     if report.ok:
         print('no problems found')
         return 0
-    print(f'{len(report.problems)} problem(s):')
+    print(f'{progress.plural(len(report.problems), "problem")}:')
     for problem in report.problems:
         print(f'  {problem}')
     return 1

@@ -64,7 +64,8 @@ def run_jobs(jobs: List[ShardJob], encode: Callable, split: str, beam_options: S
     output_dir = os.path.dirname(jobs[0].path)
     staging = os.path.join(output_dir, f'{_STAGING_PREFIX}{split}-{os.getpid()}')
     pieces = _pieces(jobs)
-    progress.info(f'{split}: {len(jobs)} shards in {len(pieces)} pieces to a Beam pipeline '
+    progress.info(f'{split}: {progress.plural(len(jobs), "shard")} in '
+                  f'{progress.plural(len(pieces), "piece")} to a Beam pipeline '
                   f'({" ".join(beam_options)})')
     fs.makedirs(staging)
     try:
@@ -152,7 +153,7 @@ def _write_shard(keyed: Tuple[int, Iterable[Tuple[int, bytes, PieceResult]]], st
     fs.write_text_atomic(os.path.join(staging, f'{shard:05d}.json'), json.dumps({
         'file': os.path.basename(paths[shard]), 'num_records': joined.num_records,
         'num_bytes': joined.num_bytes, 'crc32c': joined.crc32c,
-        'skipped': joined.skipped, 'notes': joined.notes}))
+        'skipped': joined.skipped, 'notes': joined.notes, 'counts': joined.counts}))
 
 
 def _read_result(staging: str, shard: int) -> PieceResult:
@@ -163,7 +164,7 @@ def _read_result(staging: str, shard: int) -> PieceResult:
     staged = json.loads(fs.read_bytes(path))
     return PieceResult(staged['num_records'], staged['num_bytes'], staged['crc32c'],
                        [tuple(pair) for pair in staged['skipped']],
-                       [tuple(pair) for pair in staged['notes']])
+                       [tuple(pair) for pair in staged['notes']], staged['counts'])
 
 
 def remove_staging(staging: str) -> None:

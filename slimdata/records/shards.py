@@ -16,7 +16,7 @@ import errno
 import mmap
 import os
 import shutil
-from typing import Any, Callable, List, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Sequence, Tuple, Union
 
 from crc32c import crc32c
 
@@ -49,9 +49,12 @@ class EncodedExample:
       data: a serialized tf.train.Example.
       notes: (reason, detail) pairs counted in the summary but NOT skipped, e.g.
         ('box clipped to image', 'a.xml obj 2').
+      counts: what the record holds, counted in the summary without details, e.g.
+        {"objects of class 'cat'": 2} (summed, not listed: a dataset has millions).
     """
     data: bytes
     notes: Sequence[Tuple[str, str]] = ()
+    counts: Mapping[str, int] = dataclasses.field(default_factory=dict)
 
 
 class ConversionError(ValueError):
@@ -104,12 +107,13 @@ class Piece:
 @dataclasses.dataclass
 class PieceResult:
     """What writing a piece (or a shard, its pieces joined) found: records and bytes written,
-    the CRC-32C of those bytes, and (reason, detail) skips and notes."""
+    the CRC-32C of those bytes, (reason, detail) skips and notes, and the records' counts."""
     num_records: int = 0
     num_bytes: int = 0
     crc32c: int = 0
     skipped: List[Tuple[str, str]] = dataclasses.field(default_factory=list)
     notes: List[Tuple[str, str]] = dataclasses.field(default_factory=list)
+    counts: Dict[str, int] = dataclasses.field(default_factory=dict)
 
     def extend(self, other: 'PieceResult') -> None:
         """Appends the result of the piece that follows this one (its CRC computed apart)."""
@@ -117,6 +121,13 @@ class PieceResult:
         self.num_bytes += other.num_bytes
         self.skipped += other.skipped
         self.notes += other.notes
+        add_counts(self.counts, other.counts)
+
+
+def add_counts(total: Dict[str, int], counts: Mapping[str, int]) -> None:
+    """Adds `counts` into `total`, key by key."""
+    for key, count in counts.items():
+        total[key] = total.get(key, 0) + count
 
 
 def cut_into_pieces(jobs: Sequence[ShardJob], pieces_per_shard: int) -> List[Piece]:
@@ -160,6 +171,7 @@ def write_items(writer: TFRecordWriter, items: Sequence[Tuple[int, Any]], encode
             writer.write(outcome.data)
             result.num_records += 1
             result.notes.extend(outcome.notes)
+            add_counts(result.counts, outcome.counts)
         item_done()
     return result
 

@@ -812,6 +812,33 @@ def _list_record_files(directory: str) -> List[str]:
             if _is_record_file_name(name)]
 
 
+#: File name endings of images: a folder holding only these is a source folder, not records.
+IMAGE_SUFFIXES = ('.jpg', '.jpeg', '.png', '.gif', '.bmp', '.webp', '.tif', '.tiff')
+
+
+def _all_images(files: Sequence[str]) -> bool:
+    return all(name.lower().endswith(IMAGE_SUFFIXES) for name in files)
+
+
+def _no_records_message(folder: str, found: Sequence[str]) -> str:
+    """Why a folder holds no TFRecord files, in one line, and where records likely are: a
+    folder of images (a converter's source), or of dataset folders (named)."""
+    if found:
+        return (f'{folder!r} holds {len(found):,} images (JPEG, PNG, ...), not TFRecord '
+                'files: it looks like a source folder; convert it first (slimdata convert '
+                'image-folder SRC OUT), then give OUT')
+    datasets = sorted(name for name in fs.listdir(folder)
+                      if fs.exists(os.path.join(folder, name, 'dataset_info.json')))
+    if datasets:
+        shown = ', '.join(os.path.join(folder, name) for name in datasets[:10])
+        more = f' and {len(datasets) - 10} more' if len(datasets) > 10 else ''
+        return (f'No TFRecord files in folder {folder!r}; it holds dataset folders: '
+                f'{shown}{more} (give one of them, or several)')
+    entries = len(fs.listdir(folder))
+    return (f'No TFRecord files in folder {folder!r} (it has {entries:,} '
+            f'{"entry" if entries == 1 else "entries"}, none a record file)')
+
+
 def _record_files_of_match(match: str) -> List[str]:
     if fs.isdir(match):
         return _list_record_files(match)
@@ -837,9 +864,8 @@ def expand_paths(paths: Sequence[PathLike]) -> List[str]:
     for path in (os.fspath(given) for given in paths):
         if fs.isdir(path):
             found = _list_record_files(path)
-            if not found:
-                raise ValueError(f'No TFRecord files in folder {path!r} (it has '
-                                 f'{len(fs.listdir(path))} entries, none a record file)')
+            if not found or _all_images(found):
+                raise ValueError(_no_records_message(path, found))
         elif fs.exists(path):
             found = [path]
         elif any(char in path for char in '*?['):

@@ -71,6 +71,7 @@ from slimdata.records.shards import (
     PieceResult,
     ShardJob,
     SkipExample,
+    add_counts,
 )
 
 __all__ = ['ConversionError', 'EncodedExample', 'RerunError', 'SkipExample', 'SplitSource',
@@ -144,6 +145,7 @@ class WriteSummary:
       num_bytes: bytes of all shard files.
       skipped: reason -> details of the items skipped (by this run's encoding).
       notes: reason -> details noted but kept (by this run's encoding).
+      counts: what this run's records hold, counted (e.g. objects per class).
       seconds: wall time.
       shards_reused: complete shards of an earlier run with the same fingerprint, kept.
       shards_stale: shards of an earlier run rewritten because their source files changed.
@@ -155,6 +157,7 @@ class WriteSummary:
     num_bytes: int
     skipped: Dict[str, List[str]] = dataclasses.field(default_factory=dict)
     notes: Dict[str, List[str]] = dataclasses.field(default_factory=dict)
+    counts: Dict[str, int] = dataclasses.field(default_factory=dict)
     seconds: float = 0.0
     shards_reused: int = 0
     shards_stale: int = 0
@@ -171,12 +174,17 @@ class WriteSummary:
         if self.shards_stale:
             reused += (f' ({self.shards_stale} rewritten: their source files changed since '
                        'they were written)')
-        shards = f'{len(self.shards)} shard' + ('' if len(self.shards) == 1 else 's')
+        shards = progress_lines.plural(len(self.shards), 'shard')
         where = f' in {self.output_dir}' if self.output_dir else ''
-        lines = [f'{self.split}: {self.num_records} records in {shards}{where}{reused}',
-                 f'  {_human_bytes(self.num_bytes)} in {self.seconds:.1f} s' + self._rates()]
+        records = progress_lines.plural(self.num_records, 'record')
+        lines = [f'{self.split}: {records} in {shards}{where}{reused}',
+                 f'  {progress_lines.format_bytes(self.num_bytes)} in {self.seconds:.1f} s'
+                 + self._rates()]
         lines += _format_reasons(f'skipped {_count(self.skipped)} items', self.skipped)
         lines += _format_reasons(f'noted {_count(self.notes)} times (kept)', self.notes)
+        if self.counts:
+            lines.append('  counted: ' + ', '.join(
+                f'{key} {count}' for key, count in sorted(self.counts.items())))
         return '\n'.join(lines)
 
     def _rates(self) -> str:
@@ -184,7 +192,7 @@ class WriteSummary:
             return '; no rates, as reused shards were not re-encoded'
         seconds = max(self.seconds, 1e-9)
         return (f', {self.num_records / seconds:.0f} records/s, '
-                f'{self.num_bytes / seconds / 1e6:.1f} MB/s')
+                f'{progress_lines.format_bytes(self.num_bytes / seconds)}/s')
 
 
 def shard_filename(split: str, index: int, num_shards: int) -> str:
@@ -470,9 +478,9 @@ def _num_shards(source: SplitSource, stamps: fingerprint.SourceStamps) -> int:
         return min(source.num_shards, len(source.items))
     num_bytes = _source_bytes(source, stamps)
     count = shards_for_size(num_bytes, len(source.items))
-    progress_lines.info(f'{source.desc or source.split}: {count} shard'
-                        f'{"" if count == 1 else "s"} for about {_human_bytes(num_bytes)} of '
-                        'source data (by size: 64 MiB to 1 GiB per shard)')
+    progress_lines.info(f'{source.desc or source.split}: {progress_lines.plural(count, "shard")} '
+                        f'for about {progress_lines.format_bytes(num_bytes)} of source data '
+                        '(by size: 64 MiB to 1 GiB per shard)')
     return count
 
 
@@ -697,6 +705,7 @@ def _summarize(output_dir: str, split: str, paths: List[str], state: _SplitState
                 skipped[reason].append(detail)
             for reason, detail in result.notes:
                 notes[reason].append(detail)
+            add_counts(summary.counts, result.counts)
         summary.shards.append(dict(shard))
         summary.num_records += shard['num_records']
         summary.num_bytes += shard['num_bytes']
@@ -704,15 +713,6 @@ def _summarize(output_dir: str, split: str, paths: List[str], state: _SplitState
     summary.notes = dict(notes)
     summary.seconds = seconds
     return summary
-
-
-def _human_bytes(num_bytes: int) -> str:
-    size = float(num_bytes)
-    for unit in ('B', 'kB', 'MB'):
-        if size < 1000:
-            return f'{size:.0f} {unit}' if unit == 'B' else f'{size:.1f} {unit}'
-        size /= 1000
-    return f'{size:.1f} GB'
 
 
 def _count(details: Dict[str, List[str]]) -> int:
