@@ -33,7 +33,15 @@ UNPORTABLE: Dict[str, str] = {
                               "tf-keras of TensorFlow's version (pip install --no-deps "
                               'tf-keras==2.21.*) and port again',
     f'{_CONTRIB}.tpu': 'tf.contrib.tpu has no drop-in successor (tf.distribute.TPUStrategy '
-                       'works differently)',
+                       'works differently; slimdata.contrib.estimator.tpu has TPUEstimator, '
+                       'TPUEstimatorSpec, TPUConfig and RunConfig as they ran with '
+                       'use_tpu=False)',
+    'tensorflow.estimator': "this tf.estimator name is not covered by slimdata.contrib."
+                            "estimator, tf.estimator's successor (it has Estimator, "
+                            'EstimatorSpec, ModeKeys, RunConfig, TrainSpec, EvalSpec, '
+                            'train_and_evaluate, WarmStartSettings and the session hooks; not '
+                            'the canned estimators, exporters, SavedModel export, '
+                            'tf.estimator.inputs or tf.estimator.experimental)',
     f'{_CONTRIB}.learn': 'tf.contrib.learn was removed in TensorFlow 2 (tf.estimator was its '
                          'successor, and is gone too)',
     f'{_CONTRIB}.metrics.python.ops.set_ops': 'tf.contrib set_ops moved to tf.sets '

@@ -49,7 +49,8 @@ class NamesPass(SpellingAware, PortTransformer):
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ParentNodeProvider)
     NAME = 'names'
     # Its work is on names imported from modules named so, or on these calls.
-    TRIGGER = re.compile(r'contrib|tf_slim|tensorflow\.python|\blayers\b|rnn_cell')
+    TRIGGER = re.compile(r'contrib|tf_slim|tensorflow\.python|\blayers\b|rnn_cell'
+                         r'|\bestimator\b')
 
     def __init__(self, context: Context) -> None:
         super().__init__(context)
@@ -251,6 +252,8 @@ class NamesPass(SpellingAware, PortTransformer):
         root = root_name(value)
         if target is None or root is None or root.value in self.rebound or '.' not in target:
             return None
+        if not is_module(importable(target).rpartition('.')[0]):
+            return None  # an attribute of a class (`ModeKeys.TRAIN`) is not imported from it
         return target
 
     # -- names in expressions -------------------------------------------------------------------

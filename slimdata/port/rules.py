@@ -100,6 +100,10 @@ _EVALUATION_NAMES = ('StopAfterNEvalsHook', 'SummaryAtEndHook', 'checkpoints_ite
                      'evaluate_once', 'evaluate_repeatedly', 'get_or_create_eval_step',
                      'wait_for_new_checkpoint')
 
+# tf.contrib.tpu's Estimator names, which slimdata.contrib.estimator.tpu has (use_tpu=False).
+_TPU_ESTIMATOR_NAMES = ('TPUEstimator', 'TPUEstimatorSpec', 'TPUConfig', 'RunConfig',
+                        'InputPipelineConfig')
+
 _CONTRIB = 'tensorflow.contrib'
 _CONTRIB_SLIM_PY = 'tensorflow.contrib.slim.python.slim'
 _CONTRIB_LAYERS_PY = 'tensorflow.contrib.layers.python.layers'
@@ -143,7 +147,13 @@ def _build_name_rules() -> Dict[str, str]:
         # The TF1 RNN cells: Keras 2's (tf-keras), through slimdata.contrib.rnn.
         f'{_CONTRIB}.rnn.*': 'slimdata.contrib.rnn.*',
         'tensorflow.nn.rnn_cell.*': 'slimdata.contrib.rnn.*',
+        # tf.estimator (removed in TensorFlow 2.16) and TPUEstimator as it ran off a TPU.
+        'tensorflow.estimator.*': 'slimdata.contrib.estimator.*',
+        f'{_CONTRIB}.tpu.python.tpu.tpu_estimator.*': 'slimdata.contrib.estimator.tpu.*',
+        f'{_CONTRIB}.tpu.python.tpu.tpu_config.*': 'slimdata.contrib.estimator.tpu.*',
     }
+    for name in _TPU_ESTIMATOR_NAMES:
+        rules[f'{_CONTRIB}.tpu.{name}'] = f'slimdata.contrib.estimator.tpu.{name}'
     for name, public in _CONTRIB_PUBLIC.items():
         rules[f'{_CONTRIB}.{name}'] = f'tensorflow.compat.v1.{public}'
     for name in _LOOKUP_FUNCTIONS:
