@@ -7,9 +7,10 @@
   are the bytes literals pass's; values that are bytes already (`b'...'`, `.encode(...)`,
   `.read()`, `.tobytes()`, `.tostring()`, `.SerializeToString()`) are left.
 - A string literal holding bytes above 0x7f by escapes (`'\\xef\\xbb\\xbf'`, a BOM; `'\\xff\\xd8'`,
-  a JPEG's magic number) compared with something (`==`, `in`, `startswith`, `replace`, ...) was
-  bytes in Python 2 and is text in Python 3: whether the other side is bytes or text now
-  cannot be read from the code, so each is reported.
+  a JPEG's magic number) compared with something (`==`, `in`, `startswith`, `replace`, ...) or
+  given to a function (pixel_link's `util.str.remove_all(line, '\\xef\\xbb\\xbf')`, which
+  compares inside) was bytes in Python 2 and is text in Python 3: whether the other side is
+  bytes or text now cannot be read from the code, so each is reported.
 """
 
 import re
@@ -29,8 +30,6 @@ from slimdata.port.edits import (
 _SINK = re.compile(r'bytes(_list)?_feature$|BytesList$', re.IGNORECASE)
 _BYTES_ALREADY = frozenset(('encode', 'read', 'tobytes', 'tostring', 'SerializeToString',
                             'to_bytes'))
-_COMPARERS = frozenset(('startswith', 'endswith', 'replace', 'strip', 'lstrip', 'rstrip',
-                        'find', 'index', 'split', 'count'))
 _HIGH_ESCAPE = re.compile(r'\\x[89a-fA-F][0-9a-fA-F]')
 HELPER = 'from slimdata.contrib.py2 import to_bytes'
 
@@ -95,6 +94,8 @@ class TextBytesPass(PortTransformer):
         if isinstance(parent, (cst.ComparisonTarget, cst.Comparison)):
             return True
         if isinstance(parent, cst.Arg):
+            # Any call, not only str's methods: a helper compares inside (the bytes sinks
+            # have made their literals bytes literals before this pass).
             call = self.get_metadata(ParentNodeProvider, parent, None)
-            return isinstance(call, cst.Call) and callee_name(call) in _COMPARERS
+            return isinstance(call, cst.Call)
         return False
