@@ -289,7 +289,7 @@ def make_parallel_reader(data_sources: DataSources, reader_class: ReaderClass,
     require_graph_mode('make_parallel_reader')
     source = record_checks.record_source(
         _read_files(data_sources), reader_class, reader_kwargs, num_samples, skip_corrupt,
-        num_workers, worker_index)
+        num_workers, worker_index, num_epochs)
     dtypes = dtypes or [tf.string, tf.string]
     # Readers give scalar keys and values. Saying so lets read_up_to and read_many dequeue
     # several at once (tf_slim's shapeless queue refused both).

@@ -144,20 +144,31 @@ def _num_samples_says(num_samples: int) -> str:
 
 
 def warn_if_num_samples_differs(checks: Sequence[tfrecord.FileCheck],
-                                num_samples: Optional[int]) -> None:
-    """Logs a warning when the files hold another number of records than `num_samples`.
+                                num_samples: Optional[int],
+                                num_epochs: Optional[int] = None) -> None:
+    """Logs a warning when the files hold another number of records than `num_samples`,
+    saying what that does to the pipeline as built.
 
     A warning, not an error, when the pipeline is built: tf_slim accepted any `num_samples`
-    (its own tests read 10 records described as 100). An epoch that ends with another number
-    is an error.
+    (its own tests read 10 records described as 100). With `num_epochs`, the input ends, and
+    its end checks the count: the pipeline fails there. With `num_epochs=None` the input never
+    ends and nothing fails; only what counts epochs by `num_samples` is off.
     """
     if not all(check.ok for check in checks):
         return  # damaged files read with skip_corrupt: their counts are not known
     records = sum(check.num_records for check in checks)
     problem = num_samples_mismatch(records, num_samples)
-    if problem:
-        LOGGER.warning('the data files hold %d records and %s; an epoch that reads to its end '
-                       'will fail', records, problem)
+    if not problem:
+        return
+    if num_epochs is None:
+        LOGGER.warning('the data files hold %d records and %s; with num_epochs=None the input '
+                       'never ends and nothing fails, but what counts epochs by num_samples '
+                       '(a decay schedule, an evaluation of num_samples records) is off', records,
+                       problem)
+    else:
+        LOGGER.warning('the data files hold %d records and %s; with num_epochs=%d the input '
+                       'ends, and reading it to its end fails there (the end checks the '
+                       'count)', records, problem, num_epochs)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -229,7 +240,8 @@ class RecordSource:
 def record_source(data_files: Sequence[str], reader: ReaderClass,
                   reader_kwargs: Optional[Dict[str, Any]] = None,
                   num_samples: Optional[int] = None, skip_corrupt: bool = False,
-                  num_workers: int = 1, worker_index: int = 0) -> RecordSource:
+                  num_workers: int = 1, worker_index: int = 0,
+                  num_epochs: Optional[int] = None) -> RecordSource:
     """The data files one worker reads, checked before any reader opens them.
 
     The one road of every slimdata pipeline (the providers, `parallel_read`, the tf.data
@@ -254,6 +266,8 @@ def record_source(data_files: Sequence[str], reader: ReaderClass,
       num_samples: the records of one epoch over all the data files, or None.
       skip_corrupt: read a damaged TFRecord file up to its damage instead of refusing it.
       num_workers, worker_index: see `slimdata.workers`.
+      num_epochs: how many times the pipeline reads the files (None: forever), for what a
+        num_samples warning says will happen.
 
     Raises:
       ValueError: bad worker arguments, or `skip_corrupt` or a division of the records (fewer
@@ -272,7 +286,7 @@ def record_source(data_files: Sequence[str], reader: ReaderClass,
     checks = None
     if compression is not None:
         checks = check_data_files(files, compression, skip_corrupt)
-        warn_if_num_samples_differs(checks, epoch_size)
+        warn_if_num_samples_differs(checks, epoch_size, num_epochs)
     return RecordSource(files, compression, checks, epoch_size,
                         (num_workers, worker_index) if keep_share else None, skip_corrupt)
 

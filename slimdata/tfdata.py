@@ -76,7 +76,7 @@ def to_tf_data(dataset: Dataset, items: Optional[Sequence[str]] = None, shuffle:
     """
     source = record_checks.record_source(
         get_data_files(dataset.data_sources), dataset.reader, reader_kwargs,
-        dataset.num_samples, skip_corrupt, num_workers, worker_index)
+        dataset.num_samples, skip_corrupt, num_workers, worker_index, num_epochs)
     if source.compression is None:
         raise ValueError('to_tf_data reads TFRecord files with tf.compat.v1.TFRecordReader; '
                          f'dataset.reader is {record_checks.reader_name(dataset.reader)}')

@@ -189,63 +189,6 @@ def test_tf_layers_call_that_cannot_be_mapped_is_reported(monkeypatch):
 
 # -- Python 3 ------------------------------------------------------------------------------------
 
-def test_collections_abstract_classes_move_to_collections_abc():
-    code, _ = _port('import collections\nfrom collections import Iterable, OrderedDict\n'
-                    'a = collections.Mapping\nb = Iterable\nc = OrderedDict\n')
-    namespace = _run(code)
-    import collections.abc
-    assert namespace['a'] is collections.abc.Mapping
-    assert namespace['b'] is collections.abc.Iterable
-    assert namespace['c'] is collections.OrderedDict
-
-
-def test_image_read_in_text_mode_becomes_binary(tmp_path):
-    image = tmp_path / 'a.jpg'
-    image.write_bytes(b'\xff\xd8\xff\xe0 not utf-8 \x80\x81')
-    code, notes = _port(
-        'import tensorflow as tf\n\n\ndef read(path):\n'
-        "    image_data = tf.io.gfile.GFile(path, 'r').read()\n"
-        '    return image_data\n\n\n'
-        'def read_text(path):\n'
-        '    return tf.io.gfile.GFile(path).read()\n')
-    assert "GFile(path, 'rb')" in code
-    assert _run(code)['read'](str(image)) == image.read_bytes()
-    [note] = _kinds(notes, edits.NOT_PORTED)
-    assert note.line == 10 and "mode 'rb'" in note.message
-
-
-def test_str_literal_where_bytes_list_needs_bytes():
-    code, _ = _port("import tensorflow as tf\n"
-                    "f = tf.train.Feature(bytes_list=tf.train.BytesList(value=['png']))\n"
-                    "def bytes_feature(v):\n    return v\n"
-                    "g = bytes_feature('jpeg')\n")
-    namespace = _run(code)
-    assert namespace['f'].bytes_list.value == [b'png']
-    assert namespace['g'] == b'jpeg'
-
-
-def test_python_2_string_io_holding_an_image_becomes_bytes_io():
-    old = ('import StringIO\nimport numpy as np\nfrom PIL import Image as PILImage\n\n\n'
-           'def encode(pixels):\n    buffer = StringIO.StringIO()\n'
-           "    PILImage.fromarray(pixels).save(buffer, 'PNG')\n    return buffer.getvalue()\n\n\n"
-           'def decode(data):\n    return np.asarray(PILImage.open(StringIO.StringIO(data)))\n')
-    code, notes = _port(old)
-    assert code.startswith('from io import BytesIO\n') and 'StringIO' not in code
-    assert [note.line for note in notes] == [1, 7, 13]
-    namespace = _run(code)
-    pixels = np.arange(48, dtype=np.uint8).reshape(4, 4, 3)
-    assert np.array_equal(np.asarray(Image.open(io.BytesIO(namespace['encode'](pixels)))),
-                          pixels)
-    assert np.array_equal(namespace['decode'](namespace['encode'](pixels)), pixels)
-
-
-def test_python_2_string_io_of_uncertain_use_is_reported():
-    old = 'import StringIO\n\n\ndef text():\n    return StringIO.StringIO()\n'
-    code, notes = _port(old)
-    assert code == old
-    [note] = _kinds(notes, edits.NOT_PORTED)
-    assert note.line == 1 and 'io.BytesIO' in note.message
-
 
 # -- the entry point ------------------------------------------------------------------------------
 

@@ -476,7 +476,8 @@ def test_a_pass_its_trigger_skips_has_no_work(monkeypatch):
     sources.update({path.relative_to(FIXTURE).as_posix(): path.read_text()
                     for path in FIXTURE.rglob('*.py')})
     gated, _ = tree.port_sources(sources, tf_upgrade=None)
-    for stage in pipeline.STAGES:
+    # The Python 2 stage's test is no trigger: it says which files are Python 2.
+    for stage in pipeline.STAGES[1:]:
         monkeypatch.setattr(stage, 'has_work', classmethod(lambda cls, code, context: True))
     every_pass, _ = tree.port_sources(sources, tf_upgrade=None)
     assert gated == every_pass

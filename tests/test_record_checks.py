@@ -285,12 +285,19 @@ def test_other_readers_are_not_checked_and_cannot_skip(tmp_path, graph):
 def test_start_up_check_is_logged_and_a_num_samples_mismatch_warned(tmp_path, graph, caplog):
     paths = _write_shards(tmp_path)
     with caplog.at_level(logging.DEBUG, logger='slimdata'):
-        dataset_data_provider.DatasetDataProvider(_dataset(paths, 100))
+        dataset_data_provider.DatasetDataProvider(_dataset(paths, 100))  # num_epochs=None
+        dataset_data_provider.DatasetDataProvider(_dataset(paths, 100), num_epochs=2)
     messages = [record.getMessage() for record in caplog.records]
     assert any(m.startswith('checked the framing of 3 data files') for m in messages)
-    assert ('the data files hold 30 records and num_samples says 100 (is a file missing, '
-            'listed twice, or num_samples wrong?); an epoch that reads to its end will fail'
-            ) in messages
+    mismatch = ('the data files hold 30 records and num_samples says 100 (is a file missing, '
+                'listed twice, or num_samples wrong?); ')
+    # What will happen, for the pipeline as built: a training that reads forever never
+    # fails (the trial); one of a few epochs fails where its input ends.
+    assert [m[len(mismatch):] for m in messages if m.startswith(mismatch)] == [
+        'with num_epochs=None the input never ends and nothing fails, but what counts epochs '
+        'by num_samples (a decay schedule, an evaluation of num_samples records) is off',
+        'with num_epochs=2 the input ends, and reading it to its end fails there (the end '
+        'checks the count)']
 
 
 # ----------------------------------------------------------------------------------------------

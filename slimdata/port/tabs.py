@@ -43,6 +43,8 @@ class TabsStage:
     @classmethod
     def port(cls, code: str, context: Context) -> Tuple[str, List[Note]]:
         first = tab_error_line(code)
+        if not (context.python_2 and first):  # has_work only saves time
+            return code, []
         inside = _lines_inside_strings(code)
         lines = code.splitlines(keepends=True)
         for number, line in enumerate(lines, start=1):

@@ -49,6 +49,10 @@ def _kind(node: cst.BaseExpression) -> Optional[str]:
     return None
 
 
+def _keeps_python_2_division(code: str, context: Context) -> bool:
+    return context.python_2 and not _FUTURE_DIVISION.search(code)
+
+
 class DivisionPass(PortTransformer):
     """Keeps Python 2's `/` of integers (see the module docstring)."""
 
@@ -56,7 +60,10 @@ class DivisionPass(PortTransformer):
 
     @classmethod
     def has_work(cls, code: str, context: Context) -> bool:
-        return context.python_2 and '/' in code and not _FUTURE_DIVISION.search(code)
+        return _keeps_python_2_division(code, context) and '/' in code
+
+    def visit_Module(self, node: cst.Module) -> bool:
+        return _keeps_python_2_division(node.code, self.context)
 
     def leave_BinaryOperation(self, original: cst.BinaryOperation,
                               updated: cst.BinaryOperation) -> cst.BaseExpression:

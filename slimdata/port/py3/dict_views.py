@@ -47,10 +47,15 @@ class DictViewsPass(PortTransformer):
         return super().has_work(code, context) or (context.python_2
                                                     and _VIEW_CALL.search(code) is not None)
 
+    def visit_Module(self, node: cst.Module) -> None:
+        # Views become lists only in a file written for Python 2 (the trigger only saves time).
+        self.python_2 = self.context.python_2 or PYTHON_2_DICTS.search(node.code) is not None
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if _calls_method(original, ITERATORS):
             return self._dict_iterator(original, updated)
-        if _calls_method(original, _VIEWS) and not self._consumed(original):
+        if (self.python_2 and _calls_method(original, _VIEWS)
+                and not self._consumed(original)):
             self.note(CHANGED, original, f'{code_of(original)} -> list({code_of(original)}) '
                                          '(a list in Python 2, which this file was written for)')
             return cst.Call(func=cst.Name('list'), args=[cst.Arg(updated)])

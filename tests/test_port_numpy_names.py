@@ -1,0 +1,41 @@
+"""numpy's removed names, to what replaces them (slimdata.port.py3.numpy_names), ported and run."""
+
+import numpy as np
+import pytest
+
+from port_snippets import port_and_run
+
+
+@pytest.mark.filterwarnings('ignore::FutureWarning')  # numpy's note on np.object
+def test_original_numpy_aliases_fail_on_this_numpy():
+    for alias in ('int', 'float', 'object'):
+        with pytest.raises(AttributeError):
+            getattr(np, alias)
+
+
+def test_numpy_aliases_of_builtins_become_the_builtins():
+    ported, notes, namespace = port_and_run(
+        'import numpy as np\n'
+        'a = np.zeros(2, dtype=np.int)\n'
+        'b = np.array([1.5], np.float)\n'
+        'c = np.empty(1, dtype=np.object)\n'
+        'd = np.int32(3)\n')
+    assert namespace['a'].dtype == np.dtype(int) and namespace['b'].dtype == np.float64
+    assert namespace['c'].dtype == object and namespace['d'].dtype == np.int32
+    assert 'np.int32(3)' in ported
+    assert [note.line for note in notes] == [2, 3, 4]
+
+
+def test_names_numpy_2_removed_become_their_successors():
+    for old in ('NaN', 'string_', 'product'):
+        assert not hasattr(np, old)  # the original fails on this numpy
+    ported, notes, namespace = port_and_run(
+        'import numpy as np\n'
+        'a = np.NaN\n'
+        'b = np.array(["x"], dtype=np.string_)\n'
+        'c = np.product([2, 3])\n'
+        'd = np.nan\n')
+    assert np.isnan(namespace['a']) and namespace['b'].dtype.kind == 'S'
+    assert namespace['c'] == 6
+    assert 'a = np.nan\n' in ported and 'd = np.nan\n' in ported
+    assert [note.line for note in notes] == [2, 3, 4]
