@@ -244,7 +244,8 @@ def test_run_config_reads_the_task_from_tf_config(monkeypatch):
     local = est.RunConfig()
     assert (local.task_type, local.task_id, local.master, local.is_chief) == ('worker', 0, '',
                                                                               True)
-    assert (local.num_ps_replicas, local.num_worker_replicas) == (0, 1)
+    assert (local.num_ps_replicas, local.num_worker_replicas, local.global_id_in_cluster) == (
+        0, 1, 0)
     assert local.save_checkpoints_secs == 600 and local.save_checkpoints_steps is None
     assert est.RunConfig(save_checkpoints_steps=5).save_checkpoints_secs is None
     replaced = local.replace(save_checkpoints_steps=7, model_dir='/m')
@@ -264,6 +265,10 @@ def test_run_config_reads_the_task_from_tf_config(monkeypatch):
                                                                     '/job:worker/task:1']
     chief = config('chief')
     assert (chief.master, chief.is_chief) == ('grpc://h:1', True)
+    # chief 0, the workers 1 and 2, the ps 3
+    assert [config(kind, index).global_id_in_cluster for kind, index in (
+        ('chief', 0), ('worker', 0), ('worker', 1), ('ps', 0), ('evaluator', 0))] == [
+        0, 1, 2, 3, None]
     evaluator = config('evaluator')
     assert (evaluator.master, evaluator.is_chief, evaluator.cluster_spec.jobs) == ('', False, [])
     with pytest.raises(ValueError, match='must have one "chief"'):
@@ -322,7 +327,8 @@ def test_names_not_covered_raise_and_are_reported_by_the_port():
             'model = tf.estimator.DNNClassifier([10], [])\n'
             'tpu = tf.contrib.tpu.TPUEstimator(model_fn, use_tpu=False)\n'
             'spec = tf.compat.v1.estimator.tpu.TPUEstimatorSpec\n'
-            'mode = tf.compat.v1.estimator.ModeKeys.TRAIN\n')
+            'mode = tf.compat.v1.estimator.ModeKeys.TRAIN\n'
+            'fn = tf.estimator.inputs.numpy_input_fn\n')
     results, _ = tree.port_sources({'m.py': code}, tf_upgrade=None)
     ported, notes = results['m.py']
     assert 'slimdata.contrib.estimator.tpu.TPUEstimator(model_fn' in ported
@@ -331,6 +337,7 @@ def test_names_not_covered_raise_and_are_reported_by_the_port():
     namespace: dict = {}
     exec(ported.replace('model = ', '# ').replace('tpu = ', '# '), namespace)  # noqa: S102
     assert namespace['spec'] is est.tpu.TPUEstimatorSpec and namespace['mode'] == 'train'
+    assert namespace['fn'] is est.inputs.numpy_input_fn
     not_ported = [(note.line, note.message) for note in notes if note.kind == 'not ported']
     assert len(not_ported) == 1  # on its line of the ported file
     assert 'tf.estimator.DNNClassifier' in ported.splitlines()[not_ported[0][0] - 1]
@@ -381,3 +388,32 @@ def test_ported_program_trains_and_evaluates_on_a_cluster(ported, tmp_path):
                            v1.train.load_variable(checkpoint, 'bias'))
     assert evaluated[step]['mae'] == pytest.approx(expected['mae'], rel=1e-5)
     assert evaluated[step]['loss'] == pytest.approx(expected['loss'], rel=1e-5)
+
+
+def test_numpy_input_fn_gives_tf1s_batches(tmp_path):
+    x, y = data()
+    with pytest.raises(ValueError, match='shuffle must be provided'):
+        est.inputs.numpy_input_fn({'x': x}, y)
+    with pytest.raises(ValueError, match='mismatched'):
+        est.inputs.numpy_input_fn({'x': x}, y[:5], shuffle=False)
+    model = est.Estimator(linear_model_fn, str(tmp_path), params={'learning_rate': LEARNING_RATE})
+    model.train(est.inputs.numpy_input_fn({'x': x}, y, batch_size=BATCH, num_epochs=1,
+                                          shuffle=False))  # one epoch: batches 0, 1, 2
+    weights, _ = sgd(np.zeros((3, 1)), np.zeros(1), 3)
+    assert model.get_variable_value('global_step') == 3
+    np.testing.assert_allclose(model.get_variable_value('weights'), weights, rtol=1e-5)
+    eval_x, _ = data(eval=True)  # 10 examples in batches of 4: the last one smaller
+    found = list(model.predict(est.inputs.numpy_input_fn({'x': eval_x}, batch_size=BATCH,
+                                                         shuffle=False),
+                               yield_single_examples=False))
+    assert [len(batch) for batch in found] == [4, 4, 2]
+    shuffled = est.inputs.numpy_input_fn(np.arange(12), batch_size=5, num_epochs=2,
+                                         shuffle=True)
+    with tf.Graph().as_default(), v1.Session() as session:
+        batch, values = shuffled(), []
+        while True:
+            try:
+                values.extend(session.run(batch).tolist())
+            except tf.errors.OutOfRangeError:
+                break
+    assert sorted(values) == sorted(list(range(12)) * 2)  # each example once an epoch

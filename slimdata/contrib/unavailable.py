@@ -39,9 +39,10 @@ UNPORTABLE: Dict[str, str] = {
     'tensorflow.estimator': "this tf.estimator name is not covered by slimdata.contrib."
                             "estimator, tf.estimator's successor (it has Estimator, "
                             'EstimatorSpec, ModeKeys, RunConfig, TrainSpec, EvalSpec, '
-                            'train_and_evaluate, WarmStartSettings and the session hooks; not '
-                            'the canned estimators, exporters, SavedModel export, '
-                            'tf.estimator.inputs or tf.estimator.experimental)',
+                            'train_and_evaluate, WarmStartSettings, inputs.numpy_input_fn and '
+                            'the session hooks; not the canned estimators, exporters, '
+                            'SavedModel export, inputs.pandas_input_fn or '
+                            'tf.estimator.experimental)',
     f'{_CONTRIB}.learn': 'tf.contrib.learn was removed in TensorFlow 2 (tf.estimator was its '
                          'successor, and is gone too)',
     f'{_CONTRIB}.metrics.python.ops.set_ops': 'tf.contrib set_ops moved to tf.sets '

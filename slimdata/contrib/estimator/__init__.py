@@ -7,17 +7,18 @@ A faithful implementation of the documented TF1 behaviour on
 - `Estimator` (train, evaluate, predict; `estimator`), `EstimatorSpec`, `ModeKeys`,
   `TrainSpec`, `EvalSpec`, `WarmStartSettings` (`spec`), `RunConfig` and `TF_CONFIG`
   (`run_config`), `train_and_evaluate` on one machine or a cluster (`training`);
+- `inputs.numpy_input_fn`, on tf.data;
 - `tpu`: `TPUEstimator`, `TPUEstimatorSpec`, `TPUConfig` and its `RunConfig` as TF1 ran them
   with `use_tpu=False`;
 - the session hooks and `VocabInfo` that `tf.estimator` exported, which are TensorFlow's own
   (`tf.compat.v1.train`).
 
 Not covered, and an AttributeError naming them: the canned estimators (`DNNClassifier`, ...),
-exporters and SavedModel export, `tf.estimator.inputs`, `tf.estimator.experimental`.
+exporters and SavedModel export, `inputs.pandas_input_fn`, `tf.estimator.experimental`.
 """
 
 from slimdata._tf import tf
-from slimdata.contrib.estimator import tpu
+from slimdata.contrib.estimator import inputs, tpu
 from slimdata.contrib.estimator.estimator import Estimator
 from slimdata.contrib.estimator.run_config import RunConfig
 from slimdata.contrib.estimator.spec import (
@@ -52,11 +53,12 @@ VocabInfo = _TRAIN.VocabInfo
 
 #: What this package does not cover, and why (the port reports the same names).
 NOT_COVERED = ('tf.estimator\'s canned estimators (DNNClassifier, LinearRegressor, '
-               'BoostedTrees..., ...), exporters and SavedModel export, tf.estimator.inputs, '
-               'tf.estimator.experimental and tf.distribute strategies are not covered by '
-               'slimdata.contrib.estimator (Estimator, EstimatorSpec, ModeKeys, RunConfig, '
-               'TrainSpec, EvalSpec, train_and_evaluate, TPUEstimator with use_tpu=False and '
-               'the session hooks are)')
+               'BoostedTrees..., ...), exporters and SavedModel export, '
+               'inputs.pandas_input_fn, tf.estimator.experimental and tf.distribute '
+               'strategies are not covered by slimdata.contrib.estimator (Estimator, '
+               'EstimatorSpec, ModeKeys, RunConfig, TrainSpec, EvalSpec, train_and_evaluate, '
+               'inputs.numpy_input_fn, TPUEstimator with use_tpu=False and the session hooks '
+               'are)')
 
 __all__ = ['CheckpointSaverHook', 'CheckpointSaverListener', 'Estimator', 'EstimatorSpec',
            'EvalSpec', 'FeedFnHook', 'FinalOpsHook', 'GlobalStepWaiterHook',
@@ -64,7 +66,7 @@ __all__ = ['CheckpointSaverHook', 'CheckpointSaverListener', 'Estimator', 'Estim
            'ProfilerHook', 'RunConfig', 'SecondOrStepTimer', 'SessionRunArgs',
            'SessionRunContext', 'SessionRunHook', 'SessionRunValues', 'StepCounterHook',
            'StopAtStepHook', 'SummarySaverHook', 'TrainSpec', 'VocabInfo', 'WarmStartSettings',
-           'tpu', 'train_and_evaluate']
+           'inputs', 'tpu', 'train_and_evaluate']
 
 
 def __getattr__(name: str):

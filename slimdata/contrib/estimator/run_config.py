@@ -200,6 +200,20 @@ class RunConfig:
         return self._task_id
 
     @property
+    def global_id_in_cluster(self) -> Optional[int]:
+        """The task's number among the training tasks: the chief 0, then the other jobs by
+        name, the ps tasks last (TF1's order); None for an evaluator."""
+        if self._task_type == TaskType.EVALUATOR:
+            return None
+        jobs = self._cluster_spec.jobs
+        if not jobs:
+            return 0
+        order = [TaskType.CHIEF] + sorted(set(jobs) - {TaskType.CHIEF, TaskType.PS})
+        order += [TaskType.PS] if TaskType.PS in jobs else []
+        before = order[:order.index(self._task_type)]
+        return sum(self._cluster_spec.num_tasks(job) for job in before) + self._task_id
+
+    @property
     def master(self) -> str:
         return self._master
 
