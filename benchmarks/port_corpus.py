@@ -635,7 +635,9 @@ def _text_detector(rows: List[Row], name: str, ported: pathlib.Path, work: pathl
 def pixel_link(rows: List[Row], name: str, ported: pathlib.Path, work: pathlib.Path,
                steps: int) -> None:
     _text_detector(rows, name, ported, work, steps, 'train_pixel_link.py', 'pixel_link',
+                   # scripts/train.sh's flags; its CKPT_PATH is unset: an empty checkpoint.
                    ['--train_image_width=128', '--train_image_height=128', '--num_gpus=1',
+                    '--checkpoint_path=',
                     '--gpu_memory_fraction=-1', '--using_moving_average=1'],
                    'test_pixel_link.py', ['--eval_image_width=160', '--eval_image_height=96',
                                           '--gpu_memory_fraction=-1'])
