@@ -29,7 +29,8 @@ command: attention_ocr, `tf-keras` (its LSTM cell, `slimdata.contrib.rnn`); deep
 `tf-keras` installed when it is ported (Keras 2 as `tf.keras`, `slimdata.port.entry`); the Object
 Detection API, `grpcio-tools` (protoc, its install step) and `lxml` (its converter);
 pixel_link and seglink, `opencv-python-headless`, `matplotlib` and `setproctitle` (pylib's
-imports); TextBoxes-TensorFlow, `scipy` and `opencv-python-headless`.
+imports) and Cython (pixel_link's `pyximport`); TextBoxes-TensorFlow, `scipy`,
+`opencv-python-headless` and `scikit-image`.
 
 A slim repository is also trained on a local ps + 2 workers cluster, on the flowers records its
 own converter wrote, by `benchmarks/cluster_slim.py` (its `run_cluster_training`).
@@ -745,6 +746,12 @@ KNOWN_FAILURES = {
         'are tuples of update ops (tf_extended metrics); slim.evaluation has required a flat '
         'list of ops since TF 1.4. Fixing it means changing their metric code, not a TF1 '
         'name'),
+    'slice index -1 of dimension 0 out of bounds': (
+        'repository bug',
+        "TextBoxes-TensorFlow's own bug: nets/txtbox_300.py's ssd_losses takes val[-1] of "
+        'tf.nn.top_k(k=n_neg), and n_neg is 0 when a feature map matches no box (its '
+        'converter clips xmax/ymax to 1 pixel before normalising, so boxes are tiny); the same '
+        'on TF 1.x'),
 }
 
 
