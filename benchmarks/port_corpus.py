@@ -9,7 +9,11 @@ repository this script recognises by its files (`RECIPES`):
 - models/research/slim, contrib era or tf_slim era: `train_image_classifier.py`;
 - deeplab: `research/deeplab/train.py` with `research/slim` beside it;
 - attention_ocr: `python/train.py` + `python/datasets/fsns.py`;
-- the Object Detection API: `research/object_detection/legacy/train.py`.
+- the Object Detection API: `research/object_detection/legacy/train.py`;
+- written for Python 2: pixel_link and seglink (dengdan's text detectors, each with the
+  `pylib` submodule, which a fetch does not bring: place dengdan/pylib at the commit the
+  repository pins in SNAPSHOT/pylib), `train_pixel_link.py` / `train_seglink.py` +
+  `pylib/src/util`; TextBoxes-TensorFlow (2017): `Train.py` + `datasets/data2record.py`.
 
 For each: `slimdata port SNAPSHOT WORK/NAME/ported` (with no hand edit, ever), a small
 synthetic tree in the dataset's published layout (written here with numpy and Pillow, not by
@@ -23,7 +27,10 @@ checkpoint of the last step, the records written, the metric printed).
 What the repositories need beyond slimdata's own dependencies, on the PYTHONPATH of this
 command: attention_ocr, `tf-keras` (its LSTM cell, `slimdata.contrib.rnn`); deeplab 2024,
 `tf-keras` installed when it is ported (Keras 2 as `tf.keras`, `slimdata.port.entry`); the Object
-Detection API, `grpcio-tools` (protoc, its install step) and `lxml` (its converter).
+Detection API, `grpcio-tools` (protoc, its install step) and `lxml` (its converter);
+pixel_link and seglink, `opencv-python-headless`, `matplotlib` and `setproctitle` (pylib's
+imports) and Cython (pixel_link's `pyximport`); TextBoxes-TensorFlow, `scipy`,
+`opencv-python-headless` and `scikit-image`.
 
 A slim repository is also trained on a local ps + 2 workers cluster, on the flowers records its
 own converter wrote, by `benchmarks/cluster_slim.py` (its `run_cluster_training`).
@@ -573,6 +580,132 @@ def object_detection(rows: List[Row], name: str, ported: pathlib.Path, work: pat
         printed(r'PascalBoxes_Precision/mAP@0.5IOU: ([-\d.e]+)', 'mAP@0.5'), env=env)
 
 
+
+def icdar2015_tree(root: pathlib.Path, rng: np.random.Generator,
+                   splits: Sequence = (('training', 6), ('test', 4))) -> None:
+    """ICDAR 2015 Challenge 4 as published: ch4_{training,test}_images/img_N.jpg and
+    ch4_{training,test}_localization_transcription_gt/gt_img_N.txt, one quadrilateral a line
+    (x1,y1,...,x4,y4,transcription; '###' for don't care), each file starting with a UTF-8
+    byte order mark as the published ones do."""
+    for split, count in splits:
+        images = root / f'ch4_{split}_images'
+        truth = root / f'ch4_{split}_localization_transcription_gt'
+        images.mkdir(parents=True, exist_ok=True)
+        truth.mkdir(parents=True, exist_ok=True)
+        for index in range(1, count + 1):
+            height, width = 96, 160
+            _image(rng, height, width).save(images / f'img_{index}.jpg', quality=90)
+            lines = []
+            for word in range(int(rng.integers(1, 4))):
+                x0, y0 = int(rng.integers(0, width - 40)), int(rng.integers(0, height - 20))
+                x1, y1 = x0 + int(rng.integers(20, 40)), y0 + int(rng.integers(8, 20))
+                text = '###' if word == 2 else f'word{word}'
+                lines.append(f'{x0},{y0},{x1},{y0},{x1},{y1},{x0},{y1},{text}')
+            (truth / f'gt_img_{index}.txt').write_bytes(
+                b'\xef\xbb\xbf' + '\r\n'.join(lines).encode('utf-8') + b'\r\n')
+
+
+def _text_detector(rows: List[Row], name: str, ported: pathlib.Path, work: pathlib.Path,
+                   steps: int, script: str, records_folder: str, train_argv: Sequence[str],
+                   test_script: str, test_argv: Sequence[str]) -> None:
+    """pixel_link and seglink (dengdan's text detectors, with his pylib as the submodule
+    `pylib`, on the PYTHONPATH as their README says): the ICDAR 2015 converter, whose paths
+    are fixed under ~ (HOME is the work folder here), training, and the test script, which
+    writes ICDAR's submission zip of the boxes it detects on the test images."""
+    env = {'PYTHONPATH': f'{ported}{os.pathsep}{ported / "pylib" / "src"}', 'HOME': str(work)}
+    challenge = work / 'dataset' / 'ICDAR2015' / 'Challenge4'
+    icdar2015_tree(challenge, np.random.default_rng(5))
+    converted = work / 'dataset' / records_folder / 'ICDAR'
+    if not run_step(rows, name, 'datasets/icdar2015_to_tfrecords.py', [
+            sys.executable, 'datasets/icdar2015_to_tfrecords.py'], ported,
+            work / 'convert.log', records(converted, 'icdar2015_*.tfrecord'), env=env):
+        return
+    train = work / 'train'
+    if not run_step(rows, name, f'{script}, {steps} steps', [
+            sys.executable, script, f'--train_dir={train}', '--batch_size=2',
+            f'--dataset_dir={converted}', '--dataset_name=icdar2015',
+            '--dataset_split_name=train', f'--max_number_of_steps={steps}', *train_argv],
+            ported, work / 'train.log', checkpoint(train, steps), env=env):
+        return
+    run_step(rows, name, f'{test_script} on the test images', [
+        sys.executable, test_script, f'--checkpoint_path={train / f"model.ckpt-{steps}"}',
+        f'--dataset_dir={challenge / "ch4_test_images"}', *test_argv], ported,
+        work / 'test.log', printed(r'zip file created:\s*(\S+)', 'submission zip'), env=env)
+
+
+def pixel_link(rows: List[Row], name: str, ported: pathlib.Path, work: pathlib.Path,
+               steps: int) -> None:
+    _text_detector(rows, name, ported, work, steps, 'train_pixel_link.py', 'pixel_link',
+                   # scripts/train.sh's flags; its CKPT_PATH is unset: an empty checkpoint.
+                   ['--train_image_width=128', '--train_image_height=128', '--num_gpus=1',
+                    '--checkpoint_path=',
+                    '--gpu_memory_fraction=-1', '--using_moving_average=1'],
+                   'test_pixel_link.py', ['--eval_image_width=160', '--eval_image_height=96',
+                                          '--gpu_memory_fraction=-1'])
+
+
+def seglink(rows: List[Row], name: str, ported: pathlib.Path, work: pathlib.Path,
+            steps: int) -> None:
+    _text_detector(rows, name, ported, work, steps, 'train_seglink.py', 'SSD-tf',
+                   ['--train_image_width=384', '--train_image_height=384', '--num_gpus=1',
+                    '--gpu_memory_fraction=-1', '--train_with_ignored=0',
+                    '--using_moving_average=0'],
+                   'test_seglink.py', ['--eval_image_width=384', '--eval_image_height=384',
+                                       '--gpu_memory_fraction=-1'])
+
+
+def synthtext_tree(root: pathlib.Path, rng: np.random.Generator, count: int = 6) -> None:
+    """SynthText as published: 1/*.jpg and gt.mat (MATLAB cells imnames, wordBB: 2 x 4 x
+    words, or 2 x 4 for one word, charBB, txt), written with scipy.io."""
+    import scipy.io
+    (root / '1').mkdir(parents=True, exist_ok=True)
+    names, words, chars, texts = [], [], [], []
+    for index in range(count):
+        height, width = 120, 160
+        name = f'1/image_{index}.jpg'
+        _image(rng, height, width).save(root / name, quality=90)
+        count_words = int(rng.integers(1, 4))
+        x0 = rng.uniform(0, width - 50, count_words)
+        y0 = rng.uniform(0, height - 20, count_words)
+        box = np.stack([np.stack([x0, x0 + 40, x0 + 40, x0]),
+                        np.stack([y0, y0, y0 + 15, y0 + 15])])  # 2 x 4 x words
+        names.append(np.array([name]))
+        words.append(box[:, :, 0] if count_words == 1 else box)
+        chars.append(box)
+        texts.append(np.array(['word'] * count_words, dtype=object))
+    cells = {}
+    for key, values in (('imnames', names), ('wordBB', words), ('charBB', chars),
+                        ('txt', texts)):
+        cell = np.empty((1, count), dtype=object)
+        for index, value in enumerate(values):
+            cell[0, index] = value
+        cells[key] = cell
+    scipy.io.savemat(str(root / 'gt.mat'), cells)
+
+
+def textboxes(rows: List[Row], name: str, ported: pathlib.Path, work: pathlib.Path,
+              steps: int) -> None:
+    """TextBoxes-TensorFlow (2017, on SSD-Tensorflow's code): datasets/data2record.py reads
+    data/sythtext/gt.mat under the current folder and writes 1.tfrecord beside it; Train.py
+    trains; it has no evaluation script."""
+    env = {'PYTHONPATH': str(ported)}
+    data = work / 'data' / 'sythtext'
+    synthtext_tree(data, np.random.default_rng(6))
+    if not run_step(rows, name, 'datasets/data2record.py', [
+            sys.executable, str(ported / 'datasets' / 'data2record.py')], work,
+            work / 'convert.log', records(data, '*.tfrecord'), env=env):
+        return
+    train = work / 'train'
+    if not run_step(rows, name, f'Train.py, {steps} steps', [
+            sys.executable, 'Train.py', f'--train_dir={train}', f'--dataset_dir={data}',
+            '--batch_size=2', f'--max_number_of_steps={steps}', '--save_interval_secs=6000',
+            '--save_summaries_secs=6000', '--num_readers=1',
+            '--num_preprocessing_threads=1'], ported, work / 'train.log',
+            checkpoint(train, steps), env=env):
+        return
+    rows.append(Row(name, 'eval', 'none', 0.0, 'it has no evaluation or test script'))
+
+
 @dataclasses.dataclass
 class Recipe:
     """How to recognise a repository (files relative to its root) and run it."""
@@ -589,6 +722,10 @@ RECIPES = (
     Recipe('Object Detection API (legacy/train.py)',
            ('research/object_detection/legacy/train.py',), object_detection),
     Recipe('attention_ocr', ('python/train.py', 'python/datasets/fsns.py'), attention_ocr),
+    Recipe('pixel_link (Python 2)', ('train_pixel_link.py', 'pylib/src/util'), pixel_link),
+    Recipe('seglink (Python 2)', ('train_seglink.py', 'pylib/src/util'), seglink),
+    Recipe('TextBoxes-TensorFlow (Python 2)', ('Train.py', 'datasets/data2record.py'),
+           textboxes),
 )
 
 
@@ -609,6 +746,12 @@ KNOWN_FAILURES = {
         'are tuples of update ops (tf_extended metrics); slim.evaluation has required a flat '
         'list of ops since TF 1.4. Fixing it means changing their metric code, not a TF1 '
         'name'),
+    'slice index -1 of dimension 0 out of bounds': (
+        'repository bug',
+        "TextBoxes-TensorFlow's own bug: nets/txtbox_300.py's ssd_losses takes val[-1] of "
+        'tf.nn.top_k(k=n_neg), and n_neg is 0 when a feature map matches no box (its '
+        'converter clips xmax/ymax to 1 pixel before normalising, so boxes are tiny); the same '
+        'on TF 1.x'),
 }
 
 

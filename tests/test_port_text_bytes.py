@@ -1,6 +1,7 @@
 """Python 2's str-as-bytes in ported Python 2 files (slimdata.port.py2.text_bytes), and the
 helper it writes (slimdata.contrib.py2.to_bytes)."""
 
+import codecs
 import subprocess
 import sys
 
@@ -57,7 +58,8 @@ def test_a_python_2_byte_string_compared_is_reported():
     code = ("def strip_bom(data):\n    print 'checking'\n"
             "    if data[:3] == '\\xef\\xbb\\xbf':\n        data = data[3:]\n"
             "    return data.startswith('\\xff\\xd8'), data\n"
-            "TEXT = '\\xe9t\\xe9'\n")
+            "TEXT = '\\xe9t\\xe9'\n"
+            "line = util.str.remove_all(line, '\\xef\\xbb\\xbf')\n")
     results, problems = tree.port_sources({'m.py': code}, tf_upgrade=None)
     assert problems == []
     ported, notes = results['m.py']
@@ -66,3 +68,20 @@ def test_a_python_2_byte_string_compared_is_reported():
     assert all('was bytes in Python 2 and is text in Python 3' in message
                for _, message in reported)
     assert "'\\xef\\xbb\\xbf'" in ported  # left as it was
+
+
+def test_a_python_2_bom_given_to_a_function_strips_the_bom_of_text(tmp_path):
+    # pixel_link's and seglink's ICDAR converters: the ground truth files start with a BOM.
+    code = ("def first_box(path):\n    print 'reading', path\n"
+            "    line = open(path).readline().replace('\\xef\\xbb\\xbf', '')\n"
+            "    return [int(value) for value in line.split(',')[:8]]\n")
+    results, problems = tree.port_sources({'gt.py': code}, tf_upgrade=None)
+    assert problems == []
+    ported, notes = results['gt.py']
+    assert [(note.kind, note.line) for note in notes if 'byte order mark' in note.message] == [
+        (edits.CHANGED, 3)]
+    truth = tmp_path / 'gt_img_1.txt'
+    truth.write_bytes(codecs.BOM_UTF8 + b'377,117,463,117,465,130,378,130,Genaxis Theatre\r\n')
+    namespace: dict = {}
+    exec(compile(ported, 'gt.py', 'exec'), namespace)  # noqa: S102 - the ported code under test
+    assert namespace['first_box'](str(truth)) == [377, 117, 463, 117, 465, 130, 378, 130]

@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from slimdata.cli import port as port_command
-from slimdata.port import indentation, tree
+from slimdata.port import edits, indentation, tree
 
 # Valid Python (CPython reads a tab as 8 columns, and as 1, with the same blocks) that LibCST's
 # tokenizer refuses ("no matching outer block for dedent"); found by generating small programs.
@@ -56,13 +56,15 @@ def test_valid_python_mixing_tabs_and_spaces_is_ported_and_runs_the_same(tmp_pat
     assert _run(tmp_path / 'out' / 'mixed.py') == _run(source / 'mixed.py')
     assert '"""a\n\tb"""' in ported  # a string's tabs are data: kept
     (note,) = report.files[0].notes
-    assert note.line == 3 and 'tabs as 8 spaces' in note.message
+    assert note.line == indentation.libcst_refusal_line(MIXED) > 0
+    assert 'tabs in indentation expanded to 8 columns, as Python reads them' in note.message
 
 
 def test_a_mix_libcst_reads_is_left_as_it_is():
     code = 'def f():\n\tif 1:\n\t\treturn 1\n\n\ndef g():\n    return 2\n'
-    assert indentation.IndentationStage.has_work(code, None)
-    assert indentation.IndentationStage.port(code, None) == (code, [])
+    context = edits.Context('m.py', frozenset(['m.py']))
+    assert indentation.IndentationStage.has_work(code, context)
+    assert indentation.IndentationStage.port(code, context) == (code, [])
 
 
 @pytest.mark.parametrize('value', ['inf', '1e30', 'nan', '0', '-1', '1025'])

@@ -1,14 +1,21 @@
-"""The indentation stage: tabs mixed with spaces that Python reads but LibCST's tokenizer does not.
+"""The indentation stage: tabs mixed with spaces, made what Python 3 and LibCST read.
 
-Python 3 accepts a mix of tabs and spaces in indentation when the blocks come out the same with
-a tab worth 8 columns and with a tab worth 1 (else `TabError`). LibCST's tokenizer is stricter
-on some such mixes ("no matching outer block for dedent"), so a valid file would be refused
-whole. This stage, on files that mix both, asks LibCST first; only when it refuses the file
-does it rewrite the indentation of each statement line with spaces, a tab taken as 8 columns
-(Python's own reading, so the blocks stay the same), and report it. Strings, comments and
-continuation lines are left as they are.
+A tab in indentation moves to the next multiple of 8 columns (Python 2's reading, and Python
+3's when it accepts the file). Two kinds of file mix tabs and spaces in a way the passes cannot
+read, and for both, expanding the indentation's tabs to 8-column stops gives the same blocks:
+
+- a Python 2 file (marked by the Python 2 stage) that Python 3 refuses with TabError: Python 2
+  indented a block by a tab on one line and 8 spaces on the next (TextBoxes-TensorFlow's
+  `processing/image_processing2.py`); Python 3 refuses what it cannot read both with a tab of
+  8 and of 1 column;
+- valid Python that LibCST's tokenizer refuses ("no matching outer block for dedent"), being
+  stricter than Python's on some mixes.
+
+Only then, each line's leading tabs are expanded; lines that continue a string begun on an
+earlier line are content and left as they are. Other files are not touched.
 """
 
+import ast
 import io
 import re
 import tokenize
@@ -18,72 +25,69 @@ import libcst as cst
 
 from slimdata.port.edits import CHANGED, Context, Note
 
+#: Python 2's tab stops (its tokenizer's `tabsize`), the columns Python 3 reads a tab as too.
+TAB_STOP = 8
+
 _TAB_INDENT = re.compile(r'^[ ]*\t', re.MULTILINE)
 _SPACE_INDENT = re.compile(r'^\t* ', re.MULTILINE)
-#: Tokens after which a new statement line starts.
-_LINE_ENDS = (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING)
+
+
+def tab_error_line(code: str) -> int:
+    """The line of Python 3's TabError in `code`, or 0 if it has none."""
+    try:
+        ast.parse(code)
+    except TabError as error:
+        return error.lineno or 1
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return 0
+    return 0
+
+
+def libcst_refusal_line(code: str) -> int:
+    """The line at which LibCST's tokenizer refuses `code` (Python accepts it), or 0."""
+    try:
+        cst.parse_module(code)
+    except cst.ParserSyntaxError as error:
+        return error.raw_line or 1 if 'tokenizer error' in str(error) else 0
+    return 0
 
 
 class IndentationStage:
-    """Expands the tabs of statement indentation where LibCST cannot read the file's mix."""
+    """Expands the indentation's tabs where Python 3 (in a Python 2 file) or LibCST cannot
+    read the file's mix of tabs and spaces."""
 
     NAME = 'indentation'
 
     @staticmethod
     def has_work(code: str, context: Context) -> bool:
+        # Cheap: both kinds of indentation in the file. The parses are left to `port`.
         return bool(_TAB_INDENT.search(code) and _SPACE_INDENT.search(code))
 
     @staticmethod
     def port(code: str, context: Context) -> Tuple[str, List[Note]]:
-        try:
-            cst.parse_module(code)
-            return code, []  # LibCST reads this mix: nothing to change
-        except cst.ParserSyntaxError as error:
-            if 'tokenizer error' not in str(error):
-                raise  # not about indentation: the pipeline reports it
-        starts = _statement_lines(code)
-        lines = code.splitlines(keepends=True)
-        changed = []
-        for number in sorted(starts):
-            line = lines[number - 1]
-            body = line.lstrip(' \t')
-            indentation = line[:len(line) - len(body)]
-            if '\t' in indentation:
-                lines[number - 1] = indentation.expandtabs(8) + body
-                changed.append(number)
-        if not changed:
-            return code, []
-        plural = 's' if len(changed) > 1 else ''
-        note = Note(CHANGED, changed[0],
-                    f'indentation of {len(changed)} line{plural} (line{plural} '
-                    f'{_ranges(changed)}): tabs as 8 spaces, as Python reads them (LibCST '
-                    'cannot parse this mix of tabs and spaces)')
-        return ''.join(lines), [note]
-
-
-def _statement_lines(code: str) -> Set[int]:
-    """The numbers of the lines on which a statement starts (not continuation lines, nor lines
-    inside a string)."""
-    starts: Set[int] = set()
-    at_line_start = True
-    for token in tokenize.generate_tokens(io.StringIO(code).readline):
-        if token.type in _LINE_ENDS:
-            at_line_start = True
-            continue
-        if token.type in (tokenize.NL, tokenize.COMMENT, tokenize.ENDMARKER):
-            continue
-        if at_line_start:
-            starts.add(token.start[0])
-            at_line_start = False
-    return starts
-
-
-def _ranges(numbers: List[int]) -> str:
-    """'3-5, 9' for [3, 4, 5, 9]."""
-    spans: List[List[int]] = []
-    for number in numbers:
-        if spans and number == spans[-1][1] + 1:
-            spans[-1][1] = number
+        line = tab_error_line(code) if context.python_2 else 0
+        if line:
+            why = "Python 2's tab stops (Python 3 refuses tabs and spaces mixed)"
         else:
-            spans.append([number, number])
-    return ', '.join(str(a) if a == b else f'{a}-{b}' for a, b in spans)
+            line = libcst_refusal_line(code) if tab_error_line(code) == 0 else 0
+            why = 'as Python reads them (LibCST cannot parse this mix of tabs and spaces)'
+        if not line:
+            return code, []
+        inside = _lines_inside_strings(code)
+        lines = code.splitlines(keepends=True)
+        for number, text in enumerate(lines, start=1):
+            body = text.lstrip(' \t')
+            indent = text[:len(text) - len(body)]
+            if '\t' in indent and number not in inside:
+                lines[number - 1] = indent.expandtabs(TAB_STOP) + body
+        return ''.join(lines), [Note(CHANGED, line, f'tabs in indentation expanded to '
+                                                    f'{TAB_STOP} columns, {why}')]
+
+
+def _lines_inside_strings(code: str) -> Set[int]:
+    """The lines (1-based) that continue a string token begun on an earlier line."""
+    inside: Set[int] = set()
+    for token in tokenize.generate_tokens(io.StringIO(code).readline):
+        if token.type == tokenize.STRING and token.end[0] > token.start[0]:
+            inside.update(range(token.start[0] + 1, token.end[0] + 1))
+    return inside

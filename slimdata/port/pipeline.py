@@ -1,10 +1,11 @@
 """The port's pipeline: the stages each file goes through, in order, sharing one context.
 
 `STAGES` is the list of the stages over each file: the Python 2 stage (2to3's fixers, on files
-written for Python 2, `python2`), then the LibCST passes (`edits.PortTransformer`), which need
-code Python 3 parses. Each runs on a file only when its `has_work` says so (a trigger built
-from the stage's own tables); a file's stages share its `edits.Context`. Then TensorFlow's
-`tf_upgrade_v2` runs once over every file (it is a command with a start-up cost).
+written for Python 2, `python2`; then their indentation's tabs, `indentation`), then the LibCST
+passes (`edits.PortTransformer`), which need code Python 3 parses. Each runs on a file only
+when its `has_work` says so (a trigger built from the stage's own tables); a file's stages
+share its `edits.Context`. Then TensorFlow's `tf_upgrade_v2` runs once over every file (it is
+a command with a start-up cost).
 
 Each stage numbers its notes in the code it was given; `lines.line_map` carries them to the
 ported file. An exception a stage did not expect on one file (a bug of the port) is reported
@@ -45,8 +46,8 @@ class Stage(Protocol):
     def port(self, code: str, context: Context) -> Tuple[str, List[Note]]: ...
 
 
-#: The stages over each file, in order: the Python 2 stage, the indentation LibCST can read,
-#: then the LibCST passes.
+#: The stages over each file, in order: the Python 2 stage and the indentation's tabs (on the
+#: text), then the LibCST passes.
 STAGES: Sequence[Stage] = (Python2Stage, IndentationStage, NamesPass, *py3.PASSES, *py2.PASSES,
                            FlagDefaultsPass, ScopeValuesPass, ResourceVariablesPass, EntryPass)
 #: The name of the tree-wide stage in the report.
@@ -81,7 +82,7 @@ def port_file(text: str, context: Context) -> List[Staged]:
     code = text
     checked = False  # whether Python 3 parses `code`, checked once before the LibCST passes
     for stage in STAGES:
-        if stage is not Python2Stage and not checked:
+        if stage not in (Python2Stage, IndentationStage) and not checked:
             failure = _unparsable(context.path, code)
             if failure is not None:
                 raise Unparsable(*failure)

@@ -7,9 +7,14 @@
   are the bytes literals pass's; values that are bytes already (`b'...'`, `.encode(...)`,
   `.read()`, `.tobytes()`, `.tostring()`, `.SerializeToString()`) are left.
 - A string literal holding bytes above 0x7f by escapes (`'\\xef\\xbb\\xbf'`, a BOM; `'\\xff\\xd8'`,
-  a JPEG's magic number) compared with something (`==`, `in`, `startswith`, `replace`, ...) was
-  bytes in Python 2 and is text in Python 3: whether the other side is bytes or text now
-  cannot be read from the code, so each is reported.
+  a JPEG's magic number) compared with something (`==`, `in`, `startswith`, `replace`, ...) or
+  given to a function (pixel_link's `util.str.remove_all(line, '\\xef\\xbb\\xbf')`, which
+  compares inside) was bytes in Python 2 and is text in Python 3: whether the other side is
+  bytes or text now cannot be read from the code, so each is reported. But for the UTF-8 byte
+  order mark given to a function (a substring to remove, split on, look for): it becomes
+  `'\\ufeff'`, the one character it is in text Python 3 decoded (text mode's UTF-8), which
+  is right for text; for bytes neither literal was (str and bytes do not mix in Python 3), so
+  nothing right is lost. Compared with `==` (`data[:3] == ...`), the code counts bytes: reported.
 """
 
 import re
@@ -29,9 +34,8 @@ from slimdata.port.edits import (
 _SINK = re.compile(r'bytes(_list)?_feature$|BytesList$', re.IGNORECASE)
 _BYTES_ALREADY = frozenset(('encode', 'read', 'tobytes', 'tostring', 'SerializeToString',
                             'to_bytes'))
-_COMPARERS = frozenset(('startswith', 'endswith', 'replace', 'strip', 'lstrip', 'rstrip',
-                        'find', 'index', 'split', 'count'))
 _HIGH_ESCAPE = re.compile(r'\\x[89a-fA-F][0-9a-fA-F]')
+_UTF8_BOM = re.compile(r'\\xef\\xbb\\xbf', re.IGNORECASE)
 HELPER = 'from slimdata.contrib.py2 import to_bytes'
 
 
@@ -88,16 +92,28 @@ class TextBytesPass(PortTransformer):
         if 'b' in original.prefix.lower() or 'r' in original.prefix.lower() or not (
                 _HIGH_ESCAPE.search(original.value) and self._compared(original)):
             return updated
+        if _UTF8_BOM.fullmatch(original.raw_value) and self._argument(original):
+            self.note(CHANGED, original, f"{original.value} -> '\\ufeff': the UTF-8 byte order "
+                                         'mark as Python 2 held it in a str, given to a '
+                                         'function, is one character in text Python 3 decoded '
+                                         f'(a bytes value needs b{original.value})')
+            return updated.with_changes(
+                value=f'{original.prefix}{original.quote}\\ufeff{original.quote}')
         self.note(NOT_PORTED, original, f'{original.value} was bytes in Python 2 and is text in '
                                         f'Python 3: compare bytes with b{original.value}, or '
                                         'text with the characters it decodes to')
         return updated
+
+    def _argument(self, node: cst.CSTNode) -> bool:
+        return isinstance(self.get_metadata(ParentNodeProvider, node, None), cst.Arg)
 
     def _compared(self, node: cst.CSTNode) -> bool:
         parent: Union[cst.CSTNode, None] = self.get_metadata(ParentNodeProvider, node, None)
         if isinstance(parent, (cst.ComparisonTarget, cst.Comparison)):
             return True
         if isinstance(parent, cst.Arg):
+            # Any call, not only str's methods: a helper compares inside (the bytes sinks
+            # have made their literals bytes literals before this pass).
             call = self.get_metadata(ParentNodeProvider, parent, None)
-            return isinstance(call, cst.Call) and callee_name(call) in _COMPARERS
+            return isinstance(call, cst.Call)
         return False

@@ -11,7 +11,8 @@ One pass per fix, each with a trigger built from its own tables, in this order:
 - `match_decode`: `.decode()` of a str pattern's match group dropped (text in Python 3);
 - `dict_views`: `d.iteritems()` and kin -> views, and lists where a Python 2 file needs them;
 - `backports`: `import contextlib2` -> Python 3's `contextlib` when it has every name used;
-- `open_modes`: mode 'rU' -> 'r' (Python 3.11), Python 2's `file()` -> `open()`.
+- `open_modes`: mode 'rU' -> 'r' (Python 3.11), Python 2's `file()` -> `open()`;
+- `tostring`: `x.tostring()` -> `x.tobytes()` (numpy 2.3, Python 3.9's array, Pillow 3).
 """
 
 from slimdata.port.py3.backports import ContextlibBackportPass
@@ -24,8 +25,9 @@ from slimdata.port.py3.numpy_names import NumpyNamesPass
 from slimdata.port.py3.open_modes import OpenModesPass
 from slimdata.port.py3.relative_imports import RelativeImportsPass
 from slimdata.port.py3.string_io import StringIOPass
+from slimdata.port.py3.tostring import ToStringPass
 
 #: The passes, in the order they run.
 PASSES = (CollectionsAbcPass, NumpyNamesPass, BinaryReadsPass, BytesLiteralsPass,
           RelativeImportsPass, StringIOPass, MatchDecodePass, DictViewsPass,
-          ContextlibBackportPass, OpenModesPass)
+          ContextlibBackportPass, OpenModesPass, ToStringPass)
