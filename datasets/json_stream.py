@@ -22,7 +22,14 @@ int conversion, and the file is read through a size bound (`slimdata.records.fs`
 import codecs
 import json
 import re
-from typing import Any, BinaryIO, Callable, Mapping, Optional, Set
+from typing import Any, Callable, Mapping, Optional, Protocol, Set
+
+
+class Readable(Protocol):
+    """What is read from: a binary file (`fs.open_source`'s reader, an open file)."""
+
+    def read(self, size: int = -1, /) -> Optional[bytes]: ...
+
 
 #: Characters read at a time.
 CHUNK_BYTES = 4 << 20
@@ -43,7 +50,7 @@ class _Reader:
     `text[position:]` is what is left to parse; earlier text is dropped when more is read.
     """
 
-    def __init__(self, file: BinaryIO, path: str, max_element_chars: int,
+    def __init__(self, file: 'Readable', path: str, max_element_chars: int,
                  on_bytes: Optional[Callable[[int], None]]):
         self.path = path
         self.text = ''
@@ -59,7 +66,7 @@ class _Reader:
         self._bytes_read = 0
 
     def read_more(self) -> None:
-        data = self._file.read(CHUNK_BYTES)
+        data = self._file.read(CHUNK_BYTES) or b''
         self._bytes_read += len(data)
         if self._on_bytes is not None:
             self._on_bytes(len(data))
@@ -149,7 +156,7 @@ class _Reader:
         return f'line {line} column {column}'
 
 
-def stream_arrays(file: BinaryIO, path: str, handlers: Mapping[str, ElementHandler], *,
+def stream_arrays(file: 'Readable', path: str, handlers: Mapping[str, ElementHandler], *,
                   max_element_chars: int = MAX_ELEMENT_CHARS,
                   on_bytes: Optional[Callable[[int], None]] = None) -> Set[str]:
     """Walks a JSON document that is one object, calling `handlers[key](index, element)` for

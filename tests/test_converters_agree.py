@@ -75,9 +75,9 @@ def test_every_converter_takes_the_splits_to_write(trees, tmp_path, kind, capsys
     info = dataset_info.read_dataset_info(str(out))
     assert sorted(dataset_info.split_sizes(info)) == sorted(written)
     capsys.readouterr()
-    # A split the source does not hold: one error line naming it, exit 1.
+    # A split the source does not hold: one error line naming it, a usage error (exit 2).
     assert cli.main(['convert', kind, str(trees / tree), str(tmp_path / 'other'), '--split',
-                     'nope', '-q', *options]) == 1
+                     'nope', '-q', *options]) == 2
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert error.startswith(f'slimdata convert {kind}: error: ') and "'nope'" in error
 

@@ -160,7 +160,9 @@ def build_world(folder: Path, blocks: List[Block]) -> None:
     detection with trainval and test, VOC2012 segmentation); it converted to
     demo_out/records/voc2007 (what `make demo` leaves) and, unless one of `blocks` does it,
     to out/voc2007; MNIST converted to out/mnist and copied as another tool's old_records/;
-    a YOLO export (Roboflow's layout) in my_yolo_export/;
+    a YOLO export (Roboflow's layout) in my_yolo_export/ and a labelImg folder of classes
+    mask and no-mask (XMLs beside their images) in my_labelimg_folder/, and VOC's folders
+    without ImageSets (a CVAT export) in my_cvat_export/;
     the training examples, docs/show/ for the pictures, and .venv: the virtualenv running
     this test."""
     from slimdata.datasets import classification, pascalvoc, synthetic
@@ -181,9 +183,25 @@ def build_world(folder: Path, blocks: List[Block]) -> None:
     for number, shard in enumerate(sorted((folder / 'out/mnist').glob('train-*.tfrecord'))):
         shutil.copy(shard, folder / f'old_records/mnist_train_{number:03d}.tfrecord')
     build_yolo(folder / 'my_yolo_export')  # "an export of your own" (README, own-data.md)
+    _labelimg_folder(Path(devkit) / 'VOC2007', folder / 'my_labelimg_folder')
+    for part in ('Annotations', 'JPEGImages'):  # a CVAT export: VOC's folders, no ImageSets
+        shutil.copytree(Path(devkit) / 'VOC2007' / part, folder / 'my_cvat_export' / part)
     (folder / 'docs/show').mkdir(parents=True)
     (folder / 'train_examples').symlink_to(ROOT / 'train_examples')
     (folder / '.venv').symlink_to(sys.prefix)
+
+
+def _labelimg_folder(voc: Path, folder: Path) -> None:
+    """The generated VOC images with their XMLs side by side, as labelImg leaves them, each
+    object renamed mask or no-mask (a user's own classes)."""
+    import xml.etree.ElementTree as ElementTree
+    folder.mkdir()
+    for number, xml in enumerate(sorted((voc / 'Annotations').glob('*.xml'))):
+        tree = ElementTree.parse(xml)
+        for index, name in enumerate(tree.getroot().iterfind('object/name')):
+            name.text = ('mask', 'no-mask')[(number + index) % 2]
+        tree.write(folder / xml.name)
+        shutil.copy(voc / 'JPEGImages' / f'{xml.stem}.jpg', folder)
 
 
 def run_block(block: Block, folder: Path) -> subprocess.CompletedProcess:

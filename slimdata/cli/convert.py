@@ -113,7 +113,8 @@ def run(kind: str, args: argparse.Namespace) -> int:
             progress.error(left, f'slimdata convert {kind}')
         raise  # the command line says how it was stopped, with its exit status
     except convert_utils.UnknownSplitError as error:
-        raise common.CommandLineError(str(error)) from error  # a usage error: exit status 2
+        progress.error(error, f'slimdata convert {kind}: error')
+        return 2  # a usage error: nothing was written
     except (ValueError, OSError, RuntimeError) as error:
         progress.error(error, f'slimdata convert {kind}: error')
         left = what_is_left(args.output_dir, error)
