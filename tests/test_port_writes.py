@@ -153,3 +153,15 @@ def test_a_temporary_left_by_a_kill_at_the_first_rename_is_removed(tmp_path):
     tree.port_tree(str(root), tf_upgrade=None)
     assert not left.exists()
     assert sorted(path.name for path in backup.rglob('*')) == ['data.py', 'pkg', 'train.py']
+
+
+def test_the_report_escapes_what_comes_from_the_tree(tmp_path):
+    """A file name with a newline and an ESC: one line of the report each, escaped."""
+    root = tmp_path / 'repo'
+    root.mkdir()
+    name = 'evil\n\x1b[31mname.py'
+    (root / name).write_text('from tf_slim.data import dataset\n')
+    text = tree.port_tree(str(root), dry_run=True, tf_upgrade=None).format()
+    assert '\x1b' not in text
+    assert "evil\\n\\x1b[31mname.py" in text
+    assert all(not line.startswith('[31m') for line in text.splitlines())

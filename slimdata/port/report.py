@@ -6,6 +6,7 @@ Lines are numbered in the ported files (`lines.line_map` carries each pass's num
 import dataclasses
 from typing import List
 
+from slimdata import progress
 from slimdata.port.edits import CHANGED, NOT_PORTED, TO_CHECK, Note
 
 _ORDER = {CHANGED: 0, NOT_PORTED: 1, TO_CHECK: 2}
@@ -75,7 +76,9 @@ class PortReport:
             lines += [f'  {path}' for path in self.links_not_followed]
         if self.problems:
             lines += ['', 'Problems:'] + [f'  {problem}' for problem in self.problems]
-        return '\n'.join(lines) + '\n'
+        # File names and the code quoted in notes come from the tree: a newline or an ESC in
+        # them must neither split a line of the report nor drive the terminal.
+        return '\n'.join(progress.printable(line) for line in lines) + '\n'
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
