@@ -113,4 +113,4 @@ def test_verify_decode_refuses_an_image_over_max_pixels_naming_it(tmp_path):
         f"{path}: record 0, key 'image/encoded': 100x50 pixels, over the limit of 2,000 "
         'pixels (decoding it would take 0.0 GB)')
     assert error_lines(result) == []
-    assert 'verified 1 file, 2 records' in result.stdout and '1 images decoded' in result.stdout
+    assert 'verified 1 file, 2 records' in result.stdout and '1 image decoded' in result.stdout
