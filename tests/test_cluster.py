@@ -80,7 +80,7 @@ class Task:
         self.process.wait(timeout=HANG)
 
     def tail(self):
-        return '\n'.join(self.err.read_text().splitlines()[-25:])
+        return '\n'.join(self.err.read_text().splitlines()[-60:])
 
 
 class Cluster:

@@ -239,6 +239,33 @@ def test_listeners_hooks_and_warm_start(tmp_path):
     np.testing.assert_allclose(batches[0], x @ weights + bias, rtol=1e-5, atol=1e-6)
 
 
+def test_evaluator_skips_a_checkpoint_the_trainer_deleted(tmp_path, monkeypatch):
+    """A trainer keeps only its newest checkpoints: the one the evaluator found may be gone
+    when it is restored. That pass evaluates nothing; the next takes the newest. Any other
+    NotFoundError (here, of a checkpoint whose files are still there) is raised."""
+    from slimdata.contrib.estimator.training import _Evaluator
+
+    model = est.Estimator(linear_model_fn, str(tmp_path), est.RunConfig(
+        save_checkpoints_steps=2, keep_checkpoint_max=1, log_step_count_steps=None),
+        params={'learning_rate': 0.1})
+    model.train(tensors_input_fn, steps=4)
+    newest = model.latest_checkpoint()
+    assert newest.endswith('model.ckpt-4') and not tf.io.gfile.glob(f'{tmp_path}/*ckpt-2.*')
+    evaluator = _Evaluator(model, est.EvalSpec(tensors_input_fn, steps=1))
+    monkeypatch.setattr(model, 'latest_checkpoint', lambda: str(tmp_path / 'model.ckpt-2'))
+    assert evaluator.evaluate() is False and evaluator.metrics is None
+    monkeypatch.setattr(model, 'latest_checkpoint', lambda: newest)
+    assert evaluator.evaluate() is True and evaluator.metrics['global_step'] == 4
+
+    def missing_input():
+        records = tf.data.TFRecordDataset(str(tmp_path / 'missing.tfrecord'))
+        return records.map(lambda _: ({'x': tf.zeros([1, 3])}, tf.zeros([1, 1])))
+
+    evaluator = _Evaluator(model, est.EvalSpec(missing_input, steps=1))
+    with pytest.raises(tf.errors.NotFoundError, match='missing.tfrecord'):
+        evaluator.evaluate()
+
+
 def test_run_config_reads_the_task_from_tf_config(monkeypatch):
     monkeypatch.delenv('TF_CONFIG', raising=False)
     local = est.RunConfig()

@@ -44,9 +44,20 @@ class _Evaluator:
                          'evaluation pass as evaluation results are expected to be same for '
                          'the same checkpoint.')
             return False
-        self.metrics = self._estimator.evaluate(
-            self._spec.input_fn, steps=self._spec.steps, name=self._spec.name,
-            checkpoint_path=latest, hooks=self._spec.hooks)
+        try:
+            self.metrics = self._estimator.evaluate(
+                self._spec.input_fn, steps=self._spec.steps, name=self._spec.name,
+                checkpoint_path=latest, hooks=self._spec.hooks)
+        except (tf.errors.NotFoundError, ValueError):
+            if tf.io.gfile.exists(f'{latest}.index'):
+                raise
+            # The trainers keep only the newest `keep_checkpoint_max` checkpoints: one found
+            # here can be deleted before it is restored (the Saver then says ValueError) or
+            # while it is (NotFoundError). The next pass takes a newer one.
+            logging.warning('Checkpoint %s was deleted before it could be evaluated (the '
+                            'trainer keeps only the newest keep_checkpoint_max); the next '
+                            'evaluation takes a newer one.', latest)
+            return False
         self._last = latest
         return True
 
