@@ -110,3 +110,17 @@ def test_python_2_evidence_in_a_file_python_3_parses():
     ported = results['m.py'][0]
     assert ported == ('import pickle\nfor i in range(2):\n    pass\n'
                       'keys = list({1: 2}.keys())\n')
+
+
+def test_unittests_old_names_are_renamed_on_self_only():
+    """2to3's fix_asserts renames `.assert_` on anything; numpy's `np.testing.assert_` is no
+    unittest method (pylib's util/test.py failed so, "no attribute 'assertTrue'")."""
+    code = ('import numpy as np\nprint "x"\nassert_true = np.testing.assert_\n'
+            'class T(object):\n    def test(self):\n        self.assertEquals(1, 1)\n'
+            '        self.assert_(True)\n')
+    ported, _ = tree.port_sources({'m.py': code}, tf_upgrade=None)[0]['m.py']
+    assert 'assert_true = np.testing.assert_\n' in ported
+    assert 'self.assertEqual(1, 1)' in ported and 'self.assertTrue(True)' in ported
+    namespace: dict = {}
+    exec(ported, namespace)  # noqa: S102
+    assert namespace['assert_true'] is namespace['np'].testing.assert_

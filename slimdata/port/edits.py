@@ -46,12 +46,15 @@ class Context:
     `path`: the file's path relative to the tree ported ('/'-separated); `paths`: every Python
     file's path in the tree (a module's siblings); `report_unknown_contrib`: whether contrib
     names without a rule are reported (off when tf_upgrade_v2 runs after and reports them);
-    `python_2`: whether the file was written for Python 2 (set by the Python 2 stage).
+    `python_2`: whether the file was written for Python 2 (set by the Python 2 stage, or
+    before the stages for a file that ran under Python 2 through its imports; then
+    `python_2_by_imports` says which, see `python2_imports`).
     """
     path: str = ''
     paths: frozenset = frozenset()
     report_unknown_contrib: bool = True
     python_2: bool = False
+    python_2_by_imports: str = ''
 
 
 @dataclasses.dataclass(frozen=True)

@@ -31,7 +31,8 @@ from slimdata.port.entry import EntryPass
 from slimdata.port.flags import FlagDefaultsPass
 from slimdata.port.indentation import IndentationStage
 from slimdata.port.names import NamesPass
-from slimdata.port.python2 import Python2ParseError, Python2Stage
+from slimdata.port.python2 import Python2ParseError, Python2Stage, shows_python_2
+from slimdata.port.python2_imports import python_2_by_imports
 from slimdata.port.scopes import ScopeValuesPass
 from slimdata.port.variables import ResourceVariablesPass
 
@@ -151,11 +152,14 @@ def port_sources(sources: Dict[str, str],
     results: Dict[str, Tuple[str, List[Note]]] = {}
     problems = []
     paths = frozenset(sources)
+    by_imports = python_2_by_imports(sources, shows_python_2)
     total_lines = sum(_line_count(code) for code in sources.values())
     with progress.Progress(total_lines, 'porting', unit='lines', delay=1.0) as shown:
         for path, code in sources.items():
             texts[path], endings[path] = lines.split_endings(code)
-            context = Context(path, paths, report_unknown_contrib=not tf_upgrade)
+            context = Context(path, paths, report_unknown_contrib=not tf_upgrade,
+                              python_2=path in by_imports,
+                              python_2_by_imports=by_imports.get(path, ''))
             with garbage_collection_paused():
                 stages, failure = _ported(texts[path], context)
             if failure is None:

@@ -93,6 +93,13 @@ class _FixUnicode(fix_unicode.FixUnicode):
         return super().transform(node, results)
 
 
+class _FixAsserts(fix_asserts.FixAsserts):
+    """unittest's old names (`self.assertEquals` -> `self.assertEqual`), on `self` only: 2to3
+    renames the attribute on anything, and `np.testing.assert_` is no `assertTrue`."""
+    PATTERN = ("power< 'self' trailer< '.' meth=(%s)> any* >"
+               % '|'.join(map(repr, fix_asserts.NAMES)))
+
+
 #: The fixers run, with what each changes (the report's words).
 FIXERS: Dict[Type[fixer_base.BaseFix], str] = {
     fix_print.FixPrint: 'print statement -> print() call',
@@ -138,7 +145,7 @@ FIXERS: Dict[Type[fixer_base.BaseFix], str] = {
     fix_zip.FixZip: 'zip() -> list(zip()) where a list is needed',
     fix_paren.FixParen: '[x for x in 1, 2] -> [x for x in (1, 2)]',
     fix_operator.FixOperator: 'operator.isCallable and kin -> their Python 3 spellings',
-    fix_asserts.FixAsserts: 'assertEquals and kin -> assertEqual and kin',
+    _FixAsserts: 'self.assertEquals and kin -> self.assertEqual and kin',
 }
 
 #: 2to3's fixers not run, and why.
@@ -180,6 +187,12 @@ def python_3_parses(code: str) -> bool:
     return True
 
 
+def shows_python_2(code: str) -> bool:
+    """Whether `code` is Python 2 by its own text: Python 3 cannot parse it, or it shows
+    `PYTHON_2_EVIDENCE`."""
+    return PYTHON_2_EVIDENCE.search(code) is not None or not python_3_parses(code)
+
+
 class Python2Stage:
     """Runs 2to3's `FIXERS` on a Python 2 file and reports each change."""
 
@@ -187,14 +200,17 @@ class Python2Stage:
 
     @classmethod
     def has_work(cls, code: str, context: Context) -> bool:
-        return PYTHON_2_EVIDENCE.search(code) is not None or not python_3_parses(code)
+        return context.python_2 or shows_python_2(code)
 
     @classmethod
     def port(cls, code: str, context: Context) -> Tuple[str, List[Note]]:
         """(the code with 2to3's fixes, their notes). Raises `Python2ParseError` when `code` is
         neither Python 3 nor Python 2."""
-        context.python_2 = True
         notes: List[Note] = []
+        if context.python_2_by_imports:
+            notes.append(Note(CHANGED, 1, 'ported as Python 2 code, though nothing in it shows '
+                                          f'Python 2: {context.python_2_by_imports}'))
+        context.python_2 = True
         tool = _Tool(notes)
         try:
             tree = tool.refactor_string(code if code.endswith('\n') else code + '\n',
