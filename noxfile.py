@@ -2,7 +2,7 @@
 accepts, one virtualenv per combination (`make matrix`, or `nox -s "core-3.10(tf2.16)"`).
 
 `make test` and CI run everything on the newest TensorFlow; this is the check that the floors
-setup.py declares (tensorflow-cpu>=2.16, numpy>=1.24, Python>=3.10) are true. The results of
+setup.py declares (tensorflow-cpu>=2.16, numpy>=1.26, Python>=3.10) are true. The results of
 the last run are the table in docs/development.md.
 """
 
