@@ -122,7 +122,10 @@ def run_step(rows: List[Row], repository: str, step: str, argv: Sequence[str],
 
 def _last_error(output: str) -> str:
     lines = [line for line in output.splitlines() if line.strip()]
-    errors = [line for line in lines if re.match(r'^\w*(Error|Exception)\b', line.strip())]
+    # The exception's line, dotted names included; TensorFlow's "Graph execution error:"
+    # says nothing: the error it wraps is logged above it.
+    errors = [line for line in lines if re.match(r'^[\w.]*(Error|Exception)\b', line.strip())
+              and not line.rstrip().endswith('Graph execution error:')]
     return (errors or lines or ['(no output)'])[-1].strip()[:200]
 
 
