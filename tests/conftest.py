@@ -8,6 +8,17 @@ os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 import pytest  # noqa: E402
 
 
+def pytest_collection_modifyitems(config, items):
+    """Runs the files that hold slow tests first, each file's tests together and in order.
+
+    `make test` runs two pytest-xdist workers: a long test handed out near the end keeps one
+    worker busy while the other has nothing left. Started first, the long tests overlap with
+    everything else, and the run ends on short ones (which `--dist worksteal` balances).
+    Keeping a file's tests together builds its module fixtures once per worker."""
+    slow_files = {item.path for item in items if item.get_closest_marker('slow')}
+    items.sort(key=lambda item: item.path not in slow_files)  # stable: the order otherwise
+
+
 def drain(fetches, max_steps=10_000):
     """Runs `fetches` in the default graph's session until OutOfRangeError; returns the values.
 
