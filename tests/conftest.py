@@ -1,4 +1,5 @@
-"""Shared test set-up: quiet TensorFlow logs, and small helpers to drain graph-mode pipelines."""
+"""Shared test set-up: quiet TensorFlow logs, the files with slow tests first, small helpers to
+drain graph-mode pipelines, and a converted image folder shared by the tests that damage it."""
 
 import os
 import shutil
@@ -8,6 +9,7 @@ os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 import pytest  # noqa: E402
 
 
+@pytest.hookimpl(tryfirst=True)  # before --failed-first/--new-first, which then still apply
 def pytest_collection_modifyitems(config, items):
     """Runs the files that hold slow tests first, each file's tests together and in order.
 
