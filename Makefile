@@ -24,8 +24,10 @@ $(STAMP): setup.py pyproject.toml
 demo: $(STAMP)
 	$(PY) train_examples/demo.py
 
+# worksteal: a worker that runs out of tests takes half of the other's queue, so the run does
+# not end with one worker idle (tests/conftest.py starts the files with slow tests first).
 test: $(STAMP)
-	$(VENV)/bin/pytest -n $(WORKERS) -q
+	$(VENV)/bin/pytest -n $(WORKERS) --dist worksteal -q
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -32,7 +32,7 @@ import shutil
 import subprocess
 import sys
 import time
-from typing import Dict, List
+from typing import Callable, Dict, List, TextIO
 from xml.etree import ElementTree
 
 import numpy as np
@@ -75,30 +75,34 @@ def generate_json(path: str, num_images: int, num_annotations: int, seed: int = 
     with open(temporary, 'w') as f:
         f.write('{"info": {"description": "generated like COCO train2017"}, "licenses": [], '
                 '"images": [')
-        for start in range(0, num_images, 10_000):
-            f.write(('' if start == 0 else ',') + ','.join(
-                f'{{"license": 3, "file_name": "{i:012d}.jpg", "coco_url": '
-                f'"http://images.cocodataset.org/train2017/{i:012d}.jpg", "height": 480, '
-                f'"width": 640, "date_captured": "2013-11-14 11:18:45", "flickr_url": '
-                f'"http://farm9.staticflickr.com/8186/8119368305_4e622c8349_z.jpg", "id": {i}}}'
-                for i in range(start + 1, min(start + 10_000, num_images) + 1)))
+        _write_array(f, num_images, lambda i: (
+            f'{{"license": 3, "file_name": "{i + 1:012d}.jpg", "coco_url": '
+            f'"http://images.cocodataset.org/train2017/{i + 1:012d}.jpg", "height": 480, '
+            f'"width": 640, "date_captured": "2013-11-14 11:18:45", "flickr_url": '
+            f'"http://farm9.staticflickr.com/8186/8119368305_4e622c8349_z.jpg", "id": {i + 1}}}'))
         f.write('], "annotations": [')
         boxes = rng.uniform(0, 300, (num_annotations, 4)).round(2)
         owners = rng.integers(1, num_images + 1, num_annotations)
         chosen = rng.integers(0, len(polygons), num_annotations)
         labels = rng.choice(categories, num_annotations)
         crowd = (rng.random(num_annotations) < 0.01).astype(int)
-        for start in range(0, num_annotations, 10_000):
-            f.write(('' if start == 0 else ',') + ','.join(
-                f'{{"segmentation": [[{polygons[chosen[i]]}]], "area": '
-                f'{boxes[i, 2] * boxes[i, 3]:.4f}, "iscrowd": {crowd[i]}, "image_id": '
-                f'{owners[i]}, "bbox": [{boxes[i, 0]},{boxes[i, 1]},{boxes[i, 2]},'
-                f'{boxes[i, 3]}], "category_id": {labels[i]}, "id": {i + 1}}}'
-                for i in range(start, min(start + 10_000, num_annotations))))
+        _write_array(f, num_annotations, lambda i: (
+            f'{{"segmentation": [[{polygons[chosen[i]]}]], "area": '
+            f'{boxes[i, 2] * boxes[i, 3]:.4f}, "iscrowd": {crowd[i]}, "image_id": '
+            f'{owners[i]}, "bbox": [{boxes[i, 0]},{boxes[i, 1]},{boxes[i, 2]},'
+            f'{boxes[i, 3]}], "category_id": {labels[i]}, "id": {i + 1}}}'))
         f.write('], "categories": [' + ','.join(
             f'{{"supercategory": "thing", "id": {c}, "name": "class{c}"}}' for c in categories)
             + ']}')
     os.replace(temporary, path)
+
+
+def _write_array(f: TextIO, count: int, entry: Callable[[int], str]) -> None:
+    """Writes `entry(0)` .. `entry(count - 1)` to `f`, separated by commas, 10,000 at a time:
+    the 860,001 annotations joined at once would hold the whole JSON in memory."""
+    for start in range(0, count, 10_000):
+        f.write(('' if start == 0 else ',') + ','.join(
+            entry(i) for i in range(start, min(start + 10_000, count))))
 
 
 def run_reader(code: str, path: str) -> Dict[str, float]:

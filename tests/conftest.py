@@ -1,10 +1,24 @@
-"""Shared test set-up: quiet TensorFlow logs, and small helpers to drain graph-mode pipelines."""
+"""Shared test set-up: quiet TensorFlow logs, the files with slow tests first, small helpers to
+drain graph-mode pipelines, and a converted image folder shared by the tests that damage it."""
 
 import os
+import shutil
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
 import pytest  # noqa: E402
+
+
+@pytest.hookimpl(tryfirst=True)  # before --failed-first/--new-first, which then still apply
+def pytest_collection_modifyitems(config, items):
+    """Runs the files that hold slow tests first, each file's tests together and in order.
+
+    `make test` runs two pytest-xdist workers: a long test handed out near the end keeps one
+    worker busy while the other has nothing left. Started first, the long tests overlap with
+    everything else, and the run ends on short ones (which `--dist worksteal` balances).
+    Keeping a file's tests together builds its module fixtures once per worker."""
+    slow_files = {item.path for item in items if item.get_closest_marker('slow')}
+    items.sort(key=lambda item: item.path not in slow_files)  # stable: the order otherwise
 
 
 def drain(fetches, max_steps=10_000):
@@ -48,3 +62,26 @@ def graph():
     import tensorflow as tf
     with tf.Graph().as_default() as g:
         yield g
+
+
+@pytest.fixture(scope='session')
+def converted(tmp_path_factory):
+    """A folder the image-folder converter wrote, once a session: two classes of 4 images, a
+    train split in 2 shards of 4 records; its source is `converted.parent / 'src'`. Tests that
+    change it take `folder`, a copy of their own. (test_imagenet.py and test_cli_consistency.py
+    have a `converted` of their own.)"""
+    # Imported when used, as TensorFlow above: loading conftest stays cheap for every worker.
+    from slimdata.datasets import classification
+    from test_cli_convert import _class_folders
+    base = tmp_path_factory.mktemp('converted')
+    _class_folders(base / 'src', per_class=4)
+    classification.convert_image_folder(str(base / 'src'), str(base / 'out'),
+                                        validation_ratio=0, num_shards=2)
+    return base / 'out'
+
+
+@pytest.fixture
+def folder(converted, tmp_path):
+    """A copy of `converted` in the test's own temporary folder, to change as it likes."""
+    shutil.copytree(converted, tmp_path / 'out')
+    return tmp_path / 'out'

@@ -11,30 +11,13 @@ said the split name was not recognised.
 """
 
 import json
-import shutil
 
 import pytest
 
 from conftest import write_with_tf
 from slimdata import cli
-from slimdata.datasets import classification, dataset_factory
+from slimdata.datasets import dataset_factory
 from slimdata.records import dataset_info
-from test_cli_convert import _class_folders
-
-
-@pytest.fixture(scope='module')
-def converted(tmp_path_factory):
-    base = tmp_path_factory.mktemp('converted')
-    _class_folders(base / 'src', per_class=2)
-    classification.convert_image_folder(str(base / 'src'), str(base / 'out'),
-                                        validation_ratio=0, num_shards=2)
-    return base / 'out'
-
-
-@pytest.fixture
-def folder(converted, tmp_path):
-    shutil.copytree(converted, tmp_path / 'out')
-    return tmp_path / 'out'
 
 
 def edit_info(folder, change):
@@ -75,15 +58,16 @@ def test_a_shard_entry_outside_the_folder_is_a_problem_for_verify_and_refused_by
     assert str(raised.value) == expected
 
 
-def test_json_nested_100000_deep_is_one_error_line_everywhere(folder, tmp_path, capsys):
+def test_json_nested_100000_deep_is_one_error_line_everywhere(folder, converted, tmp_path,
+                                                              capsys):
     info_path = folder / dataset_info.DATASET_INFO_FILENAME
     info_path.write_text('[' * 100_000 + ']' * 100_000)
     expected = (f'{info_path} is not a slimdata dataset_info.json: its JSON is nested too '
                 'deeply to be read')
     for args in (['verify', folder], ['inspect', folder], ['show', folder, '-o',
                                                             tmp_path / 'sheet.png'],
-                 ['convert', 'image-folder', folder.parent.parent / 'converted0' / 'src',
-                  folder, '--validation-ratio', '0']):
+                 ['convert', 'image-folder', converted.parent / 'src', folder,
+                  '--validation-ratio', '0']):
         status, out, err = run(capsys, *args)
         assert status != 0, args
         assert 'Traceback' not in err and 'RecursionError' not in err

@@ -8,30 +8,11 @@ built a pipeline with a warning naming no file, and an epoch came up short with 
 OutOfRangeError; a deleted shard was not noticed at all.
 """
 
-import shutil
-
 import pytest
 
 from conftest import write_with_tf
 from slimdata import dataset_data_provider, tfdata
-from slimdata.datasets import classification, dataset_factory
-from test_cli_convert import _class_folders
-
-
-@pytest.fixture(scope='module')
-def converted(tmp_path_factory):
-    base = tmp_path_factory.mktemp('converted')
-    _class_folders(base / 'src', per_class=4)
-    classification.convert_image_folder(str(base / 'src'), str(base / 'out'),
-                                        validation_ratio=0, num_shards=2)
-    return base / 'out'
-
-
-@pytest.fixture
-def folder(converted, tmp_path):
-    shutil.copytree(converted, tmp_path / 'out')
-    return tmp_path / 'out'
-
+from slimdata.datasets import dataset_factory
 
 SHARD = 'train-00001-of-00002.tfrecord'
 

@@ -26,7 +26,8 @@ from typing import Any, Dict, Optional, Sequence
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
-import lenet  # noqa: E402  (a sibling module; see lenet.py for why it imports by name)
+import example_flags  # noqa: E402  (sibling modules; see lenet.py for why they import
+import lenet  # noqa: E402          by name)
 
 from slimdata import slim  # noqa: E402
 from slimdata._tf import tf  # noqa: E402
@@ -39,18 +40,10 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     """The flags of eval_image_classifier.py that this example uses, with the same names."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--checkpoint_path', default='/tmp/tfmodel/',
-                        help='a checkpoint, or a train_dir whose latest checkpoint is used '
-                             '(default: %(default)s)')
+    example_flags.add_checkpoint_flag(parser)
     parser.add_argument('--eval_dir', default=None,
                         help='where the accuracy summary is written (default: nowhere)')
-    parser.add_argument('--dataset_name', default='image_folder',
-                        help='a name of slimdata.datasets.dataset_factory (default: '
-                             '%(default)s)')
-    parser.add_argument('--dataset_split_name', default='validation',
-                        help='the split to evaluate (default: %(default)s)')
-    parser.add_argument('--dataset_dir', required=True,
-                        help='the folder of the TFRecord shards and dataset_info.json')
+    example_flags.add_dataset_flags(parser, 'image_folder', 'validation', 'to evaluate')
     parser.add_argument('--batch_size', type=int, default=100,
                         help='examples per batch; the last batch may be smaller (default: '
                              '%(default)s)')
@@ -61,24 +54,6 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help='threads that decode, preprocess and batch (default: '
                              '%(default)s)')
     return parser.parse_args(argv)
-
-
-def resolve_checkpoint(checkpoint_path: str) -> str:
-    """The checkpoint `checkpoint_path` names: itself, or a folder's latest checkpoint.
-
-    Raises:
-      ValueError: naming the path, for a folder without checkpoints or a missing checkpoint.
-    """
-    if tf.io.gfile.isdir(checkpoint_path):
-        latest = tf.train.latest_checkpoint(checkpoint_path)
-        if latest is None:
-            raise ValueError(f'{checkpoint_path} holds no checkpoint (no "checkpoint" file '
-                             'naming one); train first, or pass a checkpoint file')
-        return latest
-    if not tf.io.gfile.glob(checkpoint_path + '.index'):
-        raise ValueError(f'{checkpoint_path} is neither a folder of checkpoints nor a '
-                         f'checkpoint (no {checkpoint_path}.index)')
-    return checkpoint_path
 
 
 def write_accuracy_summary(eval_dir: str, accuracy: float, global_step: int) -> None:
@@ -112,7 +87,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     flags = parse_args(argv)
     started = time.perf_counter()
     tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.ERROR)
-    checkpoint = resolve_checkpoint(flags.checkpoint_path)
+    checkpoint = example_flags.resolve_checkpoint(flags.checkpoint_path)
     with tf.Graph().as_default():
         dataset = dataset_factory.get_dataset(flags.dataset_name, flags.dataset_split_name,
                                               flags.dataset_dir)
@@ -146,11 +121,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
                     bar.update(int(count))
         loop_seconds = time.perf_counter() - loop_started
 
-    if num_examples != dataset.num_samples:
-        raise ValueError(
-            f'evaluated {num_examples} examples, but split {flags.dataset_split_name!r} of '
-            f'{flags.dataset_dir} holds {dataset.num_samples} (its num_samples); the shards '
-            'and dataset_info.json disagree')
+    example_flags.check_read_once(num_examples, dataset, flags, 'examples')
     global_step = int(tf.train.load_variable(checkpoint, 'global_step'))
     if flags.eval_dir:
         write_accuracy_summary(flags.eval_dir, float(accuracy), global_step)

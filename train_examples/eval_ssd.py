@@ -32,11 +32,11 @@ from typing import Any, Dict, Optional, Sequence, Set
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
+import example_flags  # noqa: E402  (siblings: run this as a script, or put
 import numpy as np  # noqa: E402
-import ssd_preprocessing  # noqa: E402  (siblings: run this as a script, or put
-import train_ssd  # noqa: E402          train_examples/ on sys.path to import it)
+import ssd_preprocessing  # noqa: E402  train_examples/ on sys.path to import it)
+import train_ssd  # noqa: E402
 import voc_metrics  # noqa: E402
-from eval_classifier import resolve_checkpoint  # noqa: E402
 
 from slimdata import slim  # noqa: E402
 from slimdata._tf import tf  # noqa: E402
@@ -60,16 +60,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     data = parser.add_argument_group('data')
-    data.add_argument('--dataset_name', default='pascalvoc_2007',
-                      help='a name of slimdata.datasets.dataset_factory (default: '
-                           '%(default)s; detection reads any detection converter\'s folder)')
-    data.add_argument('--dataset_split_name', default='test',
-                      help='the split to evaluate (default: %(default)s)')
-    data.add_argument('--dataset_dir', required=True,
-                      help='the folder of the TFRecord shards and dataset_info.json')
-    data.add_argument('--checkpoint_path', default='/tmp/tfmodel/',
-                      help='a checkpoint, or a train_dir whose latest checkpoint is used '
-                           '(default: %(default)s)')
+    example_flags.add_dataset_flags(data, 'pascalvoc_2007', 'test', 'to evaluate',
+                                    detection=True)
+    example_flags.add_checkpoint_flag(data)
     data.add_argument('--eval_image_size', '--image_size', dest='image_size', type=int,
                       default=300, help='side of the square network input; the training\'s '
                                         '(default: %(default)s)')
@@ -100,10 +93,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                            help='ignore objects marked difficult, as VOC does (default: '
                                 '%(default)s)')
     args = parser.parse_args(argv)
-    for name in ('image_size', 'batch_size', 'num_preprocessing_threads', 'select_top_k',
-                 'keep_top_k'):
-        if getattr(args, name) < 1:
-            parser.error(f'--{name} must be at least 1, got {getattr(args, name)}')
+    example_flags.require_at_least_one(parser, args, (
+        'image_size', 'batch_size', 'num_preprocessing_threads', 'select_top_k', 'keep_top_k'))
     for name in ('select_threshold', 'nms_threshold', 'matching_threshold'):
         if not 0.0 <= getattr(args, name) < 1.0:
             parser.error(f'--{name} must be in [0, 1), got {getattr(args, name)}')
@@ -218,7 +209,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     args = parse_args(argv)
     started = time.perf_counter()
     tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.ERROR)
-    checkpoint = resolve_checkpoint(args.checkpoint_path)
+    checkpoint = example_flags.resolve_checkpoint(args.checkpoint_path)
     with tf.Graph().as_default(), warnings.catch_warnings():
         # tf_slim's layers call Keras' deprecated `layer.apply`; nothing a user can change.
         warnings.filterwarnings('ignore', message='`layer.apply` is deprecated')
@@ -245,11 +236,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
         raise ValueError(f'{args.dataset_dir} split {args.dataset_split_name!r} holds objects '
                          f'of labels {sorted(unknown)}, outside the model\'s 1..'
                          f'{num_classes - 1}: its dataset_info.json and the records disagree')
-    if num_examples != dataset.num_samples:
-        raise ValueError(
-            f'evaluated {num_examples} images, but split {args.dataset_split_name!r} of '
-            f'{args.dataset_dir} holds {dataset.num_samples} (its num_samples); the shards '
-            'and dataset_info.json disagree')
+    example_flags.check_read_once(num_examples, dataset, args, 'images')
     classes = metric.results(dataset.labels_to_names)
     means = voc_metrics.mean_average_precision(classes)
     return {

@@ -25,7 +25,8 @@ from typing import Any, Dict, List, Optional, Sequence
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
-import lenet  # noqa: E402  (a sibling module; see lenet.py for why it imports by name)
+import example_flags  # noqa: E402  (sibling modules; see lenet.py for why they import
+import lenet  # noqa: E402          by name)
 import numpy as np  # noqa: E402
 
 from slimdata import slim  # noqa: E402
@@ -43,13 +44,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     """The flags of train_image_classifier.py that this example uses, with the same names."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--dataset_name', default='image_folder',
-                        help='a name of slimdata.datasets.dataset_factory (default: '
-                             '%(default)s)')
-    parser.add_argument('--dataset_split_name', default='train',
-                        help='the split to train on (default: %(default)s)')
-    parser.add_argument('--dataset_dir', required=True,
-                        help='the folder of the TFRecord shards and dataset_info.json')
+    example_flags.add_dataset_flags(parser, 'image_folder', 'train', 'to train on')
     parser.add_argument('--train_dir', default='/tmp/tfmodel/',
                         help='where checkpoints and event logs are written (default: '
                              '%(default)s)')

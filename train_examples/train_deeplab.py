@@ -31,6 +31,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
 import deeplab_preprocessing  # noqa: E402  (beside this script)
+import example_flags  # noqa: E402
 import numpy as np  # noqa: E402
 
 from slimdata import slim  # noqa: E402
@@ -370,10 +371,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                             help='images per evaluation step, padded to the largest; '
                                  'default: %(default)s')
     args = parser.parse_args(argv)
-    for name in ('train_batch_size', 'training_number_of_steps', 'num_readers',
-                 'eval_batch_size'):
-        if getattr(args, name) < 1:
-            parser.error(f'--{name} must be at least 1, got {getattr(args, name)}')
+    example_flags.require_at_least_one(parser, args, (
+        'train_batch_size', 'training_number_of_steps', 'num_readers', 'eval_batch_size'))
     if min(args.train_crop_size) < 1:
         parser.error(f'--train_crop_size must be positive, got {args.train_crop_size}')
     return args

@@ -35,9 +35,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
-import ssd_preprocessing  # noqa: E402  (beside this script: run it as a script, or put
+import example_flags  # noqa: E402  (beside this script: run it as a script, or put
+import ssd_preprocessing  # noqa: E402  train_examples/ on sys.path to import it)
 
-#                                        train_examples/ on sys.path to import it)
 from slimdata import slim  # noqa: E402
 from slimdata._tf import tf  # noqa: E402
 from slimdata.datasets import dataset_factory  # noqa: E402
@@ -59,12 +59,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
         description=__doc__.split('\n')[0],
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     data = parser.add_argument_group('data')
-    data.add_argument('--dataset_name', default='pascalvoc_2007',
-                      help='a name known to slimdata.datasets.dataset_factory (detection: '
-                           'any folder of slimdata\'s detection converters)')
-    data.add_argument('--dataset_split_name', default='train')
-    data.add_argument('--dataset_dir', required=True,
-                      help='the folder of the converted TFRecord shards')
+    example_flags.add_dataset_flags(data, 'pascalvoc_2007', 'train', 'to train on',
+                                    detection=True)
     data.add_argument('--num_readers', type=int, default=2,
                       help='parallel readers of the TFRecord shards')
     data.add_argument('--num_preprocessing_threads', type=int, default=2,
@@ -99,10 +95,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     training.add_argument('--seed', type=int, default=None,
                           help='graph-level random seed (reading order stays nondeterministic)')
     args = parser.parse_args(argv)
-    for name in ('batch_size', 'max_number_of_steps', 'num_readers',
-                 'num_preprocessing_threads', 'image_size'):
-        if getattr(args, name) < 1:
-            parser.error(f'--{name} must be at least 1, got {getattr(args, name)}')
+    example_flags.require_at_least_one(parser, args, (
+        'batch_size', 'max_number_of_steps', 'num_readers', 'num_preprocessing_threads',
+        'image_size'))
     return args
 
 

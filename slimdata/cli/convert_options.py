@@ -141,15 +141,30 @@ def _image_folder_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--layout', choices=classification.LAYOUTS, default='class_folders',
                         help='how labels are given (default: %(default)s)')
     _add_validation_ratio(parser, 0.1, '')
-    parser.add_argument('--skip-non-images', action='store_true',
-                        help='leave out (and count) files that are not JPEG/PNG images '
-                             'instead of stopping (hidden files such as .DS_Store are always '
-                             'left out, and counted)')
+    _add_skip_non_images(parser, 'files that are not JPEG/PNG images', ' (hidden files such '
+                         'as .DS_Store are always left out, and counted)')
 
 
 def _image_folder_keywords(args: argparse.Namespace) -> Dict[str, Any]:
     return {'layout': args.layout, 'validation_ratio': args.validation_ratio,
-            'on_non_image': 'skip' if args.skip_non_images else 'error'}
+            **_on_non_image_keywords(args)}
+
+
+def _add_skip_non_images(parser: argparse.ArgumentParser, what: str, note: str = '') -> None:
+    """--skip-non-images, of the KINDs that take any file of a folder as an image.
+
+    Args:
+      parser: the KIND's parser.
+      what: the files it leaves out, for the help.
+      note: the help's end, after "instead of stopping".
+    """
+    parser.add_argument('--skip-non-images', action='store_true',
+                        help=f'leave out (and count) {what} instead of stopping{note}')
+
+
+def _on_non_image_keywords(args: argparse.Namespace) -> Dict[str, Any]:
+    """The converter keyword of `_add_skip_non_images`."""
+    return {'on_non_image': 'skip' if args.skip_non_images else 'error'}
 
 
 def _mnist_options(parser: argparse.ArgumentParser) -> None:
@@ -315,17 +330,14 @@ def _yolo_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--names', metavar='FILE', type=common.existing_path,
                         help='a names file instead: one class name a line, line i naming '
                              "class id i (darknet's obj.names, labelImg's classes.txt)")
-    parser.add_argument('--skip-non-images', action='store_true',
-                        help='leave out (and count) images that are not JPEG or PNG (WebP, '
-                             'BMP, ...) instead of stopping')
+    _add_skip_non_images(parser, 'images that are not JPEG or PNG (WebP, BMP, ...)')
     _add_on_bad_box(parser)
     add_detection_options(parser, "data.yaml's names, in class-id order")
 
 
 def _yolo_keywords(args: argparse.Namespace) -> Dict[str, Any]:
     return {'data_yaml': args.data, 'names_file': args.names, 'on_bad_box': args.on_bad_box,
-            'on_non_image': 'skip' if args.skip_non_images else 'error',
-            **detection_keywords(args)}
+            **_on_non_image_keywords(args), **detection_keywords(args)}
 
 
 _VOC_TREE = """\
