@@ -39,3 +39,26 @@ def test_names_numpy_2_removed_become_their_successors():
     assert namespace['c'] == 6
     assert 'a = np.nan\n' in ported and 'd = np.nan\n' in ported
     assert [note.line for note in notes] == [2, 3, 4]
+
+
+def test_fromstrings_binary_mode_becomes_a_copy_from_the_buffer():
+    """numpy 2 refuses fromstring without `sep`; the port gives the same values in a new,
+    writable array (the values checked against the bytes read another way, struct-free: each
+    byte); the text mode, which numpy 2 keeps, is left."""
+    data = bytes([1, 2, 250, 4])
+    with pytest.raises(ValueError, match='binary mode'):
+        np.fromstring(data, dtype=np.uint8)
+    ported, notes, namespace = port_and_run(
+        'import numpy as np\n'
+        f'data = {data!r}\n'
+        'a = np.fromstring(data, dtype=np.uint8)\n'
+        'a[0] = 9\n'
+        'b = np.fromstring(data, np.uint8, 2)\n'
+        "c = np.fromstring(data, dtype=np.uint8, sep='')\n"
+        "d = np.fromstring('1 2', dtype=int, sep=' ')\n")
+    assert namespace['a'].tolist() == [9, *list(data)[1:]]
+    assert namespace['b'].tolist() == list(data)[:2]
+    assert namespace['c'].tolist() == list(data)
+    assert namespace['d'].tolist() == [1, 2]
+    assert "np.fromstring('1 2', dtype=int, sep=' ')" in ported
+    assert [note.line for note in notes] == [3, 5, 6]

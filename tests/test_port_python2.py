@@ -124,3 +124,18 @@ def test_unittests_old_names_are_renamed_on_self_only():
     namespace: dict = {}
     exec(ported, namespace)  # noqa: S102
     assert namespace['assert_true'] is namespace['np'].testing.assert_
+
+
+def test_python_2s_urllib_functions_are_evidence():
+    """`import urllib` parses and imports in Python 3, `urllib.urlretrieve` does not exist
+    there (tf-estimator-example's MNIST converter): the file is Python 2, and 2to3's
+    fix_urllib moves the call."""
+    code = 'import urllib\n\ndef get(url, path):\n    urllib.urlretrieve(url, path)\n'
+    ported, notes = tree.port_sources({'m.py': code}, tf_upgrade=None)[0]['m.py']
+    assert 'urllib.request.urlretrieve(url, path)' in ported
+    assert {note.line for note in notes} == {1, 4}
+    for python_3 in ('import urllib.request\nurllib.request.urlretrieve\n',
+                     'from urllib.parse import urlencode\n'):
+        assert tree.port_sources({'m.py': python_3}, tf_upgrade=None)[0]['m.py'] == (
+            python_3, [])
+    assert python2.shows_python_2('from urllib import (urlencode,\n  quote)\n')

@@ -167,8 +167,15 @@ _REMOVED_BUILTINS = ('xrange', 'unicode', 'unichr', 'basestring', 'long', 'raw_i
                      'execfile', 'intern', 'getcwdu')
 #: What marks a file Python 3 can parse as written for Python 2 (built from the fixers'
 #: tables: the renamed modules, the removed builtins).
+#: Python 2's `urllib` functions, which Python 3 moved to `urllib.request` / `parse` / `error`
+#: (`urllib.urlretrieve`: the module imports in Python 3, the name does not).
+_URLLIB_MOVED = sorted(name for _, names in fix_urllib.MAPPING['urllib'] for name in names
+                       if not name.startswith('_'))
 PYTHON_2_EVIDENCE = re.compile(
     r'\b(?:' + '|'.join(_REMOVED_BUILTINS) + r')\s*\(|\bbasestring\b|\.has_key\(|\bsys\.maxint\b'
+    r'|\burllib\.(?:' + '|'.join(_URLLIB_MOVED) + r')\b'
+    r'|(?m:^[ \t]*from[ \t]+urllib[ \t]+import[ \t]+\(?[ \t]*(?:' + '|'.join(_URLLIB_MOVED)
+    + r')\b)'
     r'|\.iter(?:items|values|keys)\(\)|\bStandardError\b|\.im_func\b|\.func_name\b'
     r'|(?m:^[ \t]*(?:import|from)[ \t]+(?:'
     + '|'.join(sorted({*fix_imports.MAPPING, *fix_imports2.MAPPING, 'urllib2'})) + r')\b)')

@@ -12,7 +12,10 @@ later removals (`in1d`, `trapz` in 2.4):
   `np.asfarray(x)` -> `np.asarray(x, dtype=np.float64)`, `np.msort(a)` -> `np.sort(a, axis=0)`,
   `np.in1d(a, b)` -> `np.isin(a, b).ravel()`;
 - names removed without a successor (`np.who`, `np.set_numeric_ops`, ...: `REMOVED`) are
-  reported with the guide's advice.
+  reported with the guide's advice;
+- `np.fromstring(data, dtype)` in its binary mode (no `sep`), which numpy 2 refuses ("The
+  binary mode of fromstring is removed") -> `np.frombuffer(data, dtype).copy()`: the same
+  values in a new, writable array, as fromstring gave (tf-estimator-example's MNIST reader).
 
 Each only where the installed numpy lacks the old name (and has the new one).
 """
@@ -67,8 +70,9 @@ REMOVED = {
     'numpy.set_numeric_ops': 'no replacement', 'numpy.add_newdoc_ufunc': 'no replacement',
     'numpy.get_array_wrap': 'no replacement'}
 _CAST = 'numpy.cast'
+_FROMSTRING = 'numpy.fromstring'
 _OLD_NAMES = frozenset(name.split('.')[1] for name in [
-    *ALIASES, *RENAMES, *EXPRESSIONS, *CALLS, *REMOVED, _CAST])
+    *ALIASES, *RENAMES, *EXPRESSIONS, *CALLS, *REMOVED, _CAST, _FROMSTRING])
 
 
 def _numpy():
@@ -92,7 +96,7 @@ class NumpyNamesPass(SpellingAware):
             return ''  # checked first: a qualified name costs the file's scope analysis
         name = self.qualified_name(node) or ''
         gone = node.attr.value not in vars(_numpy())  # no FutureWarning probe
-        return name if gone and name.startswith('numpy.') else ''
+        return name if (gone or name == _FROMSTRING) and name.startswith('numpy.') else ''
 
     def leave_Attribute(self, original: cst.Attribute,
                         updated: cst.Attribute) -> cst.BaseExpression:
@@ -121,6 +125,8 @@ class NumpyNamesPass(SpellingAware):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
+        if self._old_name(func) == _FROMSTRING:
+            return self._fromstring(original, updated)
         cast = (isinstance(func, cst.Subscript) and len(func.slice) == 1
                 and isinstance(func.slice[0].slice, cst.Index)
                 and self._old_name(func.value) == _CAST)
@@ -147,6 +153,27 @@ class NumpyNamesPass(SpellingAware):
         self.note(CHANGED, original, f'{code_of(original)} -> {new} (numpy 2 removed '
                                      f'{code_of(func)})')
         return cst.parse_expression(new)
+
+    def _fromstring(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        """`np.fromstring` in binary mode -> `np.frombuffer(...).copy()`; its text mode (a
+        `sep` other than '') is left: numpy 2 still has it."""
+        sep = [argument for argument in original.args
+               if argument.keyword is not None and argument.keyword.value == 'sep']
+        positional = [argument for argument in original.args if argument.keyword is None]
+        if len(positional) > 3 or any(argument.star for argument in original.args) or (
+                sep and code_of(sep[0].value) not in ("''", '""')):
+            return updated  # a `sep` (by keyword, or the fourth argument): text mode
+        args = [argument for argument in updated.args if argument.keyword is None
+                or argument.keyword.value != 'sep']
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        func = ensure_type(updated.func, cst.Attribute)
+        frombuffer = updated.with_changes(func=func.with_changes(attr=cst.Name('frombuffer')),
+                                          args=args)
+        copied = cst.Call(func=cst.Attribute(value=frombuffer, attr=cst.Name('copy')))
+        new = code_of(copied)
+        self.note(CHANGED, original, f'{code_of(original)} -> {new} (numpy 2 removed '
+                                     "fromstring's binary mode)")
+        return copied
 
 
 def _has(path: str) -> bool:
