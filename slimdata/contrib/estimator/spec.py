@@ -105,7 +105,8 @@ class EstimatorSpec(NamedTuple('EstimatorSpec', [
             check_hooks(prediction_hooks, 'prediction_hooks'))
 
 
-def _positive(value: Optional[int], name: str) -> Optional[int]:
+def positive(value: Optional[int], name: str) -> Optional[int]:
+    """`value`, or ValueError (TF1's message) naming `name` when it is given and not > 0."""
     if value is not None and value <= 0:
         raise ValueError(f'Must specify {name} > 0, given: {value}')
     return value
@@ -122,7 +123,7 @@ class TrainSpec(NamedTuple('TrainSpec', [('input_fn', Any), ('max_steps', Option
     def __new__(cls, input_fn, max_steps=None, hooks=None):
         if not callable(input_fn):
             raise TypeError(f'`input_fn` must be callable, given: {input_fn!r}')
-        return super().__new__(cls, input_fn, _positive(max_steps, 'max_steps'),
+        return super().__new__(cls, input_fn, positive(max_steps, 'max_steps'),
                                check_hooks(hooks))
 
 
@@ -150,7 +151,7 @@ class EvalSpec(NamedTuple('EvalSpec', [
             raise ValueError(f'Must specify start_delay_secs >= 0, given: {start_delay_secs}')
         if throttle_secs < 0:
             raise ValueError(f'Must specify throttle_secs >= 0, given: {throttle_secs}')
-        return super().__new__(cls, input_fn, _positive(steps, 'steps'), name,
+        return super().__new__(cls, input_fn, positive(steps, 'steps'), name,
                                check_hooks(hooks), (), start_delay_secs, throttle_secs)
 
 
