@@ -7,8 +7,8 @@ checkpoint of `model_dir`. `train` saves checkpoints and summaries there and res
 the results to `model_dir/eval[_name]`; `predict` yields predictions until the input ends.
 
 The class is the facade: its configuration, checkpoints and the building of the graph; each
-run is a class of its own (`train_run`, `evaluate_run`, `predict_run`), which builds on
-`_build`.
+run is a class of its own (`train_run`, `evaluate_run`, `predict_run`, `export_run`), which
+builds on `_build` (or `_call_model_fn`).
 """
 
 import os
@@ -20,6 +20,7 @@ import numpy as np
 from slimdata._tf import tf
 from slimdata.contrib.estimator.calls import check_model_fn, named_arguments, parse_input
 from slimdata.contrib.estimator.evaluate_run import EvaluateRun
+from slimdata.contrib.estimator.export_run import ExportRun
 from slimdata.contrib.estimator.predict_run import PredictRun
 from slimdata.contrib.estimator.run_config import RunConfig
 from slimdata.contrib.estimator.spec import EstimatorSpec, ModeKeys, WarmStartSettings
@@ -195,8 +196,19 @@ class Estimator:
         return PredictRun(self).run(input_fn, predict_keys, hooks, checkpoint_path,
                                     yield_single_examples)
 
-    def export_saved_model(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError('Estimator.export_saved_model: exporting SavedModels is not '
-                                  'covered by slimdata.contrib.estimator')
+    def export_saved_model(self, export_dir_base: str, serving_input_receiver_fn: Callable,
+                           assets_extra: Optional[Dict[str, str]] = None, as_text: bool = False,
+                           checkpoint_path: Optional[str] = None) -> bytes:
+        """Exports the model as a SavedModel in `export_dir_base/<timestamp>`; its path (bytes).
+
+        `serving_input_receiver_fn()`: returns the `export.ServingInputReceiver` whose
+        features the model_fn is called with in PREDICT mode; the spec's `export_outputs` are
+        the signatures (default: `serving_default`, a PredictOutput of its predictions), on the
+        receiver tensors, with the tag `serve`. `assets_extra`: destination (relative to
+        `assets.extra`) -> source file to copy there. `as_text`: write saved_model.pbtxt.
+        `checkpoint_path`: the checkpoint exported (default: the latest in `model_dir`).
+        """
+        return ExportRun(self, self._warm_start).run(export_dir_base, serving_input_receiver_fn,
+                                                     assets_extra, as_text, checkpoint_path)
 
     export_savedmodel = export_saved_model
