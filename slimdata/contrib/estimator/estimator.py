@@ -4,7 +4,8 @@ Each call builds a new graph: the global step, the input (`input_fn`, on the CPU
 (`model_fn` in the call's mode), then runs it in a monitored session that restores the latest
 checkpoint of `model_dir`. `train` saves checkpoints and summaries there and resumes from them;
 `evaluate` runs the metrics' update ops to the end of the input (or `steps` batches) and writes
-the results to `model_dir/eval[_name]`; `predict` yields predictions until the input ends.
+the results to `model_dir/eval[_name]`; `predict` yields predictions until the input ends;
+`export_saved_model` writes the PREDICT graph and a checkpoint's variables as a SavedModel.
 
 The class is the facade: its configuration, checkpoints and the building of the graph; each
 run is a class of its own (`train_run`, `evaluate_run`, `predict_run`, `export_run`), which
@@ -50,7 +51,7 @@ def _config_with_model_dir(model_dir: Optional[str], config: Optional[RunConfig]
 
 
 class Estimator:
-    """Trains, evaluates and predicts with the model that `model_fn` builds (TF1's Estimator).
+    """Trains, evaluates, predicts with and exports the model `model_fn` builds (TF1's Estimator).
 
     `model_fn(features, labels, mode, params, config)`: builds the model and returns an
     `EstimatorSpec`; only `features` is required, the other arguments are passed when named.
