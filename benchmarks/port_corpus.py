@@ -16,7 +16,9 @@ repository this script recognises by its files (`RECIPES`):
 - written for Python 2: pixel_link and seglink (dengdan's text detectors, each with the
   `pylib` submodule, which a fetch does not bring: place dengdan/pylib at the commit the
   repository pins in SNAPSHOT/pylib), `train_pixel_link.py` / `train_seglink.py` +
-  `pylib/src/util`; TextBoxes-TensorFlow (2017): `Train.py` + `datasets/data2record.py`.
+  `pylib/src/util`; TextBoxes-TensorFlow (2017): `Train.py` + `datasets/data2record.py`;
+- written for `tf.estimator`: tf-estimator-example (joe-antognini, 2018, Python 2, MNIST):
+  `convert_to_records.py` + `trainer.py`.
 
 For each: `slimdata port SNAPSHOT WORK/NAME/ported` (with no hand edit, ever), a small
 synthetic tree in the dataset's published layout (written here with numpy and Pillow, not by
@@ -804,6 +806,81 @@ def textboxes(rows: List[Row], name: str, ported: pathlib.Path, work: pathlib.Pa
     rows.append(Row(name, 'eval', 'none', 0.0, 'it has no evaluation or test script'))
 
 
+def summary(folder: pathlib.Path, tag: str) -> Callable[[str], str]:
+    """The last value of `tag` in the event files of `folder` (an Estimator's evaluation
+    writes its results there; its log says nothing below INFO)."""
+    def check(_output: str) -> str:
+        import tensorflow as tf
+        found = [(event.step, value.simple_value)
+                 for path in sorted(folder.glob('events.out.tfevents.*'))
+                 for event in tf.compat.v1.train.summary_iterator(str(path))
+                 for value in event.summary.value if value.tag == tag]
+        if not found:
+            raise ValueError(f'no {tag} in {folder}')
+        step, value = max(found)
+        return f'{tag} {value:.3f} at step {step}'
+    return check
+
+
+def _mnist_records(images: pathlib.Path, labels: pathlib.Path, path: pathlib.Path) -> None:
+    """tf-estimator-example's records of MNIST's IDX files ('im': the 784 pixels as floats,
+    'label'), written with TensorFlow's own writer."""
+    import tensorflow as tf
+    pixels = np.frombuffer(gzip.decompress(images.read_bytes())[16:], np.uint8)
+    classes = np.frombuffer(gzip.decompress(labels.read_bytes())[8:], np.uint8)
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for image, label in zip(pixels.reshape(-1, 28 * 28).astype(float), classes):
+            writer.write(tf.train.Example(features=tf.train.Features(feature={
+                'im': tf.train.Feature(float_list=tf.train.FloatList(value=image)),
+                'label': tf.train.Feature(int64_list=tf.train.Int64List(value=[label])),
+            })).SerializeToString())
+
+
+def tf_estimator_example(rows: List[Row], name: str, ported: pathlib.Path,
+                         work: pathlib.Path, steps: int) -> None:
+    """Its converter downloads MNIST's four files (served here from disk) and writes
+    `train.tfrecords` and `test.tfrecords`; `trainer.py --mode=train` trains a small CNN with a
+    tf.estimator.Estimator, `--mode=train_and_eval` evaluates on the training input (60,000
+    examples, repeated) and on the test records, trains `--eval_freq` steps, and evaluates
+    again (its `--mode=eval` waits for a checkpoint named `model`, which no Estimator writes).
+    When its converter fails, training runs on records written here in its layout, and the
+    step says so."""
+    rng = np.random.default_rng(1)
+    served, data = work / 'served', work / 'mnist'
+    mnist_files(served, rng, train=64, test=32)
+    data.mkdir()
+    server = serve_folder(served)
+    python = sys.executable
+    try:
+        converted = run_step(rows, name, 'convert_to_records.py (MNIST served from disk)', [
+            python, 'convert_to_records.py', f'--data_dir={data}'], ported,
+            work / 'convert.log', records(data, '*.tfrecords'),
+            env={'http_proxy': f'http://127.0.0.1:{server.server_port}'})
+    finally:
+        server.shutdown()
+    written_here = ''
+    if not converted:
+        for source, split in (('train', 'train'), ('t10k', 'test')):
+            _mnist_records(served / f'{source}-images-idx3-ubyte.gz',
+                           served / f'{source}-labels-idx1-ubyte.gz',
+                           data / f'{split}.tfrecords')
+        written_here = ' (on records written here: its converter failed)'
+    model = work / 'model'
+    # --learning_rate as its README gives it: the default 0.1 on raw 0-255 pixels diverges
+    # (NaN loss) within a few steps.
+    common = [python, 'trainer.py', '--batch_size=128', '--learning_rate=0.0001',
+              '--shuffle_buffer_size=16',
+              f'--train_file_pattern={data / "train.tfrecords"}',
+              f'--eval_file_pattern={data / "test.tfrecords"}', f'--model_dir={model}']
+    if not run_step(rows, name, f'trainer.py --mode=train, {steps} steps{written_here}', [
+            *common, '--mode=train', f'--train_steps={steps}'], ported, work / 'train.log',
+            checkpoint(model, steps)):
+        return
+    run_step(rows, name, f'trainer.py --mode=train_and_eval, {steps} steps more', [
+        *common, '--mode=train_and_eval', f'--train_steps={steps}', f'--eval_freq={steps}'],
+        ported, work / 'train_and_eval.log', summary(model / 'eval_test', 'accuracy'))
+
+
 @dataclasses.dataclass
 class Recipe:
     """How to recognise a repository (files relative to its root) and run it."""
@@ -828,6 +905,8 @@ RECIPES = (
     Recipe('seglink (Python 2)', ('train_seglink.py', 'pylib/src/util'), seglink),
     Recipe('TextBoxes-TensorFlow (Python 2)', ('Train.py', 'datasets/data2record.py'),
            textboxes),
+    Recipe('tf-estimator-example (Python 2, tf.estimator)',
+           ('convert_to_records.py', 'trainer.py'), tf_estimator_example),
 )
 
 

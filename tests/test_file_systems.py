@@ -78,3 +78,14 @@ def test_a_source_file_behind_a_url_is_read_whole_and_bounded():
     assert fs.read_source(path, head=4) == content[:4]
     with pytest.raises(fs.SourceError, match=f'{path} has 10,240 bytes or more'):
         fs.read_source(path, max_bytes=10_000)
+
+
+@pytest.mark.parametrize('base', ['local', 'ram://slimdata_file_systems/tree'])
+def test_remove_tree_removes_a_folder_with_what_is_in_it(tmp_path, base):
+    folder = str(tmp_path / 'tree') if base == 'local' else base
+    fs.makedirs(f'{folder}/sub')
+    fs.write_bytes_atomic(f'{folder}/sub/a.bin', b'a')
+    fs.write_bytes_atomic(f'{folder}/b.bin', b'b')
+    fs.remove_tree(folder)
+    assert not fs.exists(folder) and not fs.exists(f'{folder}/sub/a.bin')
+    fs.remove_tree(folder)  # a missing folder is fine

@@ -166,6 +166,12 @@ def _build_name_rules() -> Dict[str, str]:
         f'{_CONTRIB}.tpu.python.tpu.tpu_estimator.*': 'slimdata.contrib.estimator.tpu.*',
         f'{_CONTRIB}.tpu.python.tpu.tpu_config.*': 'slimdata.contrib.estimator.tpu.*',
     }
+    # tf.estimator's export modules and exporters by their private paths (TF 1.x before 1.13,
+    # then tensorflow_estimator's), which slimdata.contrib.estimator has under public names.
+    for package in ('tensorflow.python.estimator', 'tensorflow_estimator.python.estimator'):
+        for module in ('export', 'export_lib', 'export_output'):
+            rules[f'{package}.export.{module}.*'] = 'slimdata.contrib.estimator.export.*'
+        rules[f'{package}.exporter.*'] = 'slimdata.contrib.estimator.*'
     for name in _TPU_ESTIMATOR_NAMES:
         rules[f'{_CONTRIB}.tpu.{name}'] = f'slimdata.contrib.estimator.tpu.{name}'
     for name, public in _CONTRIB_PUBLIC.items():

@@ -31,6 +31,7 @@ import functools
 import glob as glob_module
 import io
 import os
+import shutil
 import stat as stat_module
 import sys
 from typing import (
@@ -206,6 +207,18 @@ def remove_folder(path: str) -> None:
         else:
             with contextlib.suppress(FileNotFoundError):
                 os.rmdir(path)
+
+
+def remove_tree(path: str) -> None:
+    """Removes a folder and everything in it (a folder written under a temporary name, an
+    old export); a missing one is fine."""
+    with _naming(path, 'remove the folder'):
+        if is_url(path):
+            if _gfile().exists(path):
+                _gfile().rmtree(path)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                shutil.rmtree(path)
 
 
 def rename(source: str, target: str) -> None:

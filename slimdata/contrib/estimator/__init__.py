@@ -7,6 +7,9 @@ A faithful implementation of the documented TF1 behaviour on
 - `Estimator` (train, evaluate, predict; `estimator`), `EstimatorSpec`, `ModeKeys`,
   `TrainSpec`, `EvalSpec`, `WarmStartSettings` (`spec`), `RunConfig` and `TF_CONFIG`
   (`run_config`), `train_and_evaluate` on one machine or a cluster (`training`);
+- `Estimator.export_saved_model` and the `export` module (serving input receivers, export
+  outputs), the exporters of `EvalSpec` (`FinalExporter`, `LatestExporter`, `BestExporter`;
+  `exporters`);
 - `inputs.numpy_input_fn`, on tf.data;
 - `tpu`: `TPUEstimator`, `TPUEstimatorSpec`, `TPUConfig` and its `RunConfig` as TF1 ran them
   with `use_tpu=False`;
@@ -14,16 +17,18 @@ A faithful implementation of the documented TF1 behaviour on
   (`tf.compat.v1.train`).
 
 Not covered, and an AttributeError naming them: the canned estimators (`DNNClassifier`, ...),
-exporters and SavedModel export, `inputs.pandas_input_fn`, `tf.estimator.experimental`.
+`inputs.pandas_input_fn`, `tf.estimator.experimental`.
 """
 
 from slimdata._tf import tf
-from slimdata.contrib.estimator import inputs, tpu
+from slimdata.contrib.estimator import export, inputs, tpu
 from slimdata.contrib.estimator.estimator import Estimator
+from slimdata.contrib.estimator.exporters import BestExporter, FinalExporter, LatestExporter
 from slimdata.contrib.estimator.run_config import RunConfig
 from slimdata.contrib.estimator.spec import (
     EstimatorSpec,
     EvalSpec,
+    Exporter,
     ModeKeys,
     TrainSpec,
     WarmStartSettings,
@@ -53,20 +58,20 @@ VocabInfo = _TRAIN.VocabInfo
 
 #: What this package does not cover, and why (the port reports the same names).
 NOT_COVERED = ('tf.estimator\'s canned estimators (DNNClassifier, LinearRegressor, '
-               'BoostedTrees..., ...), exporters and SavedModel export, '
-               'inputs.pandas_input_fn, tf.estimator.experimental and tf.distribute '
-               'strategies are not covered by slimdata.contrib.estimator (Estimator, '
-               'EstimatorSpec, ModeKeys, RunConfig, TrainSpec, EvalSpec, train_and_evaluate, '
-               'inputs.numpy_input_fn, TPUEstimator with use_tpu=False and the session hooks '
-               'are)')
+               'BoostedTrees..., ...), inputs.pandas_input_fn, tf.estimator.experimental and '
+               'tf.distribute strategies are not covered by slimdata.contrib.estimator '
+               '(Estimator, EstimatorSpec, ModeKeys, RunConfig, TrainSpec, EvalSpec, '
+               'train_and_evaluate, export_saved_model, export.*, FinalExporter, '
+               'LatestExporter, BestExporter, inputs.numpy_input_fn, TPUEstimator with '
+               'use_tpu=False and the session hooks are)')
 
-__all__ = ['CheckpointSaverHook', 'CheckpointSaverListener', 'Estimator', 'EstimatorSpec',
-           'EvalSpec', 'FeedFnHook', 'FinalOpsHook', 'GlobalStepWaiterHook',
-           'LoggingTensorHook', 'ModeKeys', 'NanLossDuringTrainingError', 'NanTensorHook',
-           'ProfilerHook', 'RunConfig', 'SecondOrStepTimer', 'SessionRunArgs',
-           'SessionRunContext', 'SessionRunHook', 'SessionRunValues', 'StepCounterHook',
-           'StopAtStepHook', 'SummarySaverHook', 'TrainSpec', 'VocabInfo', 'WarmStartSettings',
-           'inputs', 'tpu', 'train_and_evaluate']
+__all__ = ['BestExporter', 'CheckpointSaverHook', 'CheckpointSaverListener', 'Estimator',
+           'EstimatorSpec', 'EvalSpec', 'Exporter', 'FeedFnHook', 'FinalExporter', 'FinalOpsHook',
+           'GlobalStepWaiterHook', 'LatestExporter', 'LoggingTensorHook', 'ModeKeys',
+           'NanLossDuringTrainingError', 'NanTensorHook', 'ProfilerHook', 'RunConfig',
+           'SecondOrStepTimer', 'SessionRunArgs', 'SessionRunContext', 'SessionRunHook',
+           'SessionRunValues', 'StepCounterHook', 'StopAtStepHook', 'SummarySaverHook', 'TrainSpec',
+           'VocabInfo', 'WarmStartSettings', 'export', 'inputs', 'tpu', 'train_and_evaluate']
 
 
 def __getattr__(name: str):

@@ -67,9 +67,10 @@ class EstimatorSpec(NamedTuple('EstimatorSpec', [
     `mode`: a ModeKeys value. `predictions`: a Tensor or dict of Tensors (PREDICT needs it).
     `loss`: a scalar Tensor (TRAIN and EVAL need it). `train_op`: the op of one training step
     (TRAIN needs it). `eval_metric_ops`: name -> (value, update_op), as `tf.metrics.*` return.
-    `export_outputs`: kept for code that sets it (exporting is not covered). The hooks: run by
-    `train` (the chief's and every worker's), `evaluate` and `predict`. `scaffold`: a
-    `tf.train.Scaffold` (init ops, saver, init_fn).
+    `export_outputs`: in PREDICT, signature name -> `export.PredictOutput` (or
+    ClassificationOutput, RegressionOutput): the signatures `export_saved_model` writes. The
+    hooks: run by `train` (the chief's and every worker's), `evaluate` and `predict`.
+    `scaffold`: a `tf.train.Scaffold` (init ops, saver, init_fn).
     """
 
     def __new__(cls, mode, predictions=None, loss=None, train_op=None, eval_metric_ops=None,
@@ -105,7 +106,8 @@ class EstimatorSpec(NamedTuple('EstimatorSpec', [
             check_hooks(prediction_hooks, 'prediction_hooks'))
 
 
-def _positive(value: Optional[int], name: str) -> Optional[int]:
+def positive(value: Optional[int], name: str) -> Optional[int]:
+    """`value`, or ValueError (TF1's message) naming `name` when it is given and not > 0."""
     if value is not None and value <= 0:
         raise ValueError(f'Must specify {name} > 0, given: {value}')
     return value
@@ -122,8 +124,47 @@ class TrainSpec(NamedTuple('TrainSpec', [('input_fn', Any), ('max_steps', Option
     def __new__(cls, input_fn, max_steps=None, hooks=None):
         if not callable(input_fn):
             raise TypeError(f'`input_fn` must be callable, given: {input_fn!r}')
-        return super().__new__(cls, input_fn, _positive(max_steps, 'max_steps'),
+        return super().__new__(cls, input_fn, positive(max_steps, 'max_steps'),
                                check_hooks(hooks))
+
+
+class Exporter:
+    """The base of `EvalSpec`'s exporters (see `exporters`): `name`, the export folder's name
+    under `model_dir/export`, and `export(estimator, export_path, checkpoint_path,
+    eval_result, is_the_final_export)`, called after each evaluation, which exports (or not)
+    and returns the export's path, or None."""
+
+    @property
+    def name(self) -> str:
+        raise NotImplementedError(f'{type(self).__name__}.name')
+
+    def export(self, estimator: Any, export_path: str, checkpoint_path: str,
+               eval_result: Dict[str, Any], is_the_final_export: bool) -> Any:
+        raise NotImplementedError(f'{type(self).__name__}.export')
+
+
+def _check_exporters(exporters: Any) -> tuple:
+    """`exporters` (None, an Exporter or an iterable of them) as a tuple, their names strings
+    and unique; TypeError or ValueError (TF1's messages) otherwise."""
+    if not exporters:
+        return ()
+    if isinstance(exporters, Exporter):
+        exporters = [exporters]
+    try:
+        exporters = tuple(exporters)
+    except TypeError:
+        exporters = (exporters,)
+    if not all(isinstance(exporter, Exporter) for exporter in exporters):
+        raise TypeError(f'`exporters` must be an Exporter, an iterable of Exporter, or `None`, '
+                        f'found {exporters!r}.')
+    names = [exporter.name for exporter in exporters]
+    for name in names:
+        if not name or not isinstance(name, str):
+            raise ValueError(f'An Exporter must have a string name that is not empty. All '
+                             f'exporter names: {names}')
+    if len(set(names)) != len(names):
+        raise ValueError(f'`exporters` must have unique names. All exporter names: {names}')
+    return exporters
 
 
 class EvalSpec(NamedTuple('EvalSpec', [
@@ -133,25 +174,24 @@ class EvalSpec(NamedTuple('EvalSpec', [
 
     `input_fn`: the evaluation input. `steps`: batches per evaluation (None: to the end of
     the input). `name`: the evaluation's name (results go to `model_dir/eval_<name>`).
-    `hooks`: SessionRunHooks for evaluation. `exporters`: must be empty (exporting SavedModels
-    is not covered). `start_delay_secs`, `throttle_secs`: an evaluator task's wait before its
-    first evaluation and the least time between two evaluations (also locally: a checkpoint
-    saved sooner than `throttle_secs` after the last evaluation is not evaluated).
+    `hooks`: SessionRunHooks for evaluation. `exporters`: an Exporter or a list of them,
+    called after each evaluation (names unique). `start_delay_secs`, `throttle_secs`: an
+    evaluator task's wait before its first evaluation and the least time between two
+    evaluations (also locally: a checkpoint saved sooner than `throttle_secs` after the last
+    evaluation is not evaluated).
     """
 
     def __new__(cls, input_fn, steps=100, name=None, hooks=None, exporters=None,
                 start_delay_secs=120, throttle_secs=600):
         if not callable(input_fn):
             raise TypeError(f'`input_fn` must be callable, given: {input_fn!r}')
-        if exporters:
-            raise ValueError(f'EvalSpec exporters={exporters!r}: exporting SavedModels is not '
-                             'covered by slimdata.contrib.estimator')
         if start_delay_secs < 0:
             raise ValueError(f'Must specify start_delay_secs >= 0, given: {start_delay_secs}')
         if throttle_secs < 0:
             raise ValueError(f'Must specify throttle_secs >= 0, given: {throttle_secs}')
-        return super().__new__(cls, input_fn, _positive(steps, 'steps'), name,
-                               check_hooks(hooks), (), start_delay_secs, throttle_secs)
+        return super().__new__(cls, input_fn, positive(steps, 'steps'), name,
+                               check_hooks(hooks), _check_exporters(exporters),
+                               start_delay_secs, throttle_secs)
 
 
 class WarmStartSettings(NamedTuple):

@@ -5,11 +5,14 @@ On one machine (no cluster in `TF_CONFIG`) it trains, evaluating each new checkp
 runs its part, as TensorFlow 1.15 did: `chief` and `worker` start their server and train
 (workers `(index + 1) * 5` s later, at most 60 s or `experimental_max_worker_delay_secs`), `ps`
 serves the variables until it is ended, and `evaluator` evaluates each new checkpoint of the
-shared `model_dir` until one reaches `TrainSpec.max_steps`.
+shared `model_dir` until one reaches `TrainSpec.max_steps`. After each evaluation (locally and
+on the evaluator task) the EvalSpec's exporters are called on the evaluated checkpoint, each
+exporting to `model_dir/export/<its name>`.
 """
 
+import os
 import time
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from slimdata._tf import tf
 from slimdata.contrib.estimator.estimator import Estimator
@@ -24,13 +27,17 @@ _MAX_DELAY_SECS = 60
 
 
 class _Evaluator:
-    """Evaluates the latest checkpoint of an Estimator once per new checkpoint."""
+    """Evaluates the latest checkpoint of an Estimator once per new checkpoint, then calls the
+    EvalSpec's exporters on it (the final export: the checkpoint at `max_steps`)."""
 
-    def __init__(self, estimator: Estimator, eval_spec: EvalSpec) -> None:
+    def __init__(self, estimator: Estimator, eval_spec: EvalSpec,
+                 max_steps: Optional[int] = None) -> None:
         self._estimator = estimator
         self._spec = eval_spec
+        self._max_steps = max_steps
         self._last: Optional[str] = None
         self.metrics: Optional[Dict[str, Any]] = None
+        self.export_results: List[Any] = []
 
     def evaluate(self) -> bool:
         """Evaluates the latest checkpoint if it is new; whether it did."""
@@ -59,7 +66,17 @@ class _Evaluator:
                             'evaluation takes a newer one.', latest)
             return False
         self._last = latest
+        self.export_results = self._export(latest, self.metrics)
         return True
+
+    def _export(self, checkpoint: str, metrics: Dict[str, Any]) -> List[Any]:
+        """Each exporter's result for the evaluated `checkpoint`, exported to
+        `model_dir/export/<exporter name>` (as TF 1.15 did)."""
+        final = self._max_steps is not None and metrics[GLOBAL_STEP_KEY] >= self._max_steps
+        base = os.path.join(self._estimator.model_dir, 'export')
+        return [exporter.export(self._estimator, os.path.join(base, exporter.name), checkpoint,
+                                metrics, final)
+                for exporter in self._spec.exporters]
 
 
 class _EvaluateEachCheckpoint(SaverListener):
@@ -97,11 +114,11 @@ class _EvaluateEachCheckpoint(SaverListener):
 
 
 def train_and_evaluate(estimator: Estimator, train_spec: TrainSpec,
-                       eval_spec: EvalSpec) -> Tuple[Optional[Dict[str, Any]], list]:
+                       eval_spec: EvalSpec) -> Tuple[Optional[Dict[str, Any]], List[Any]]:
     """Trains `estimator` by `train_spec` and evaluates it by `eval_spec` (see the module).
 
-    Returns (the last evaluation's metrics, []) on one machine, as TF 1.15 did (the list held
-    exporters' results; exporting is not covered); (None, []) for a task of a cluster.
+    Returns (the last evaluation's metrics, its exporters' results) on one machine, as TF 1.15
+    did; (None, []) for a task of a cluster (the evaluator task exports too).
     """
     if not isinstance(estimator, Estimator):
         raise TypeError(f'`estimator` must have type `tf.estimator.Estimator`. Got: '
@@ -115,7 +132,7 @@ def train_and_evaluate(estimator: Estimator, train_spec: TrainSpec,
     config = estimator.config
     if not config.cluster_spec.jobs and config.task_type != TaskType.EVALUATOR:
         logging.info('Running training and evaluation locally (non-distributed).')
-        return _run_local(estimator, train_spec, eval_spec), []
+        return _run_local(estimator, train_spec, eval_spec)
     runs = {TaskType.CHIEF: _run_training, TaskType.WORKER: _run_training,
             TaskType.PS: _run_ps, TaskType.EVALUATOR: _run_evaluator}
     if config.task_type not in runs:
@@ -126,12 +143,12 @@ def train_and_evaluate(estimator: Estimator, train_spec: TrainSpec,
 
 
 def _run_local(estimator: Estimator, train_spec: TrainSpec,
-               eval_spec: EvalSpec) -> Optional[Dict[str, Any]]:
-    evaluator = _Evaluator(estimator, eval_spec)
+               eval_spec: EvalSpec) -> Tuple[Optional[Dict[str, Any]], List[Any]]:
+    evaluator = _Evaluator(estimator, eval_spec, train_spec.max_steps)
     estimator.train(train_spec.input_fn, hooks=train_spec.hooks, max_steps=train_spec.max_steps,
                     saving_listeners=[_EvaluateEachCheckpoint(evaluator,
                                                               eval_spec.throttle_secs)])
-    return evaluator.metrics
+    return evaluator.metrics, evaluator.export_results
 
 
 def _server(estimator: Estimator) -> Any:
@@ -165,7 +182,7 @@ def _run_evaluator(estimator: Estimator, train_spec: TrainSpec, eval_spec: EvalS
     if eval_spec.start_delay_secs:
         logging.info('Waiting %f secs before starting eval.', eval_spec.start_delay_secs)
         time.sleep(eval_spec.start_delay_secs)  # TF1's documented start delay
-    evaluator = _Evaluator(estimator, eval_spec)
+    evaluator = _Evaluator(estimator, eval_spec, train_spec.max_steps)
     while True:
         start = time.time()
         if evaluator.evaluate() and evaluator.metrics is not None:
