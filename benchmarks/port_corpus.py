@@ -10,6 +10,9 @@ repository this script recognises by its files (`RECIPES`):
 - deeplab: `research/deeplab/train.py` with `research/slim` beside it;
 - attention_ocr: `python/train.py` + `python/datasets/fsns.py`;
 - the Object Detection API: `research/object_detection/legacy/train.py`;
+- MeasureDetector (a vendored OD API trained through `tf.estimator`, its `model_main.py`):
+  `MeasureDetector/create_tf_record_from_individual_json_files.py` +
+  `research/object_detection/model_main.py`;
 - written for Python 2: pixel_link and seglink (dengdan's text detectors, each with the
   `pylib` submodule, which a fetch does not bring: place dengdan/pylib at the commit the
   repository pins in SNAPSHOT/pylib), `train_pixel_link.py` / `train_seglink.py` +
@@ -30,6 +33,7 @@ What the repositories need beyond slimdata's own dependencies, on the PYTHONPATH
 command: attention_ocr, `tf-keras` (its LSTM cell, `slimdata.contrib.rnn`); deeplab 2024,
 `tf-keras` installed when it is ported (Keras 2 as `tf.keras`, `slimdata.port.entry`); the Object
 Detection API, `grpcio-tools` (protoc, its install step) and `lxml` (its converter);
+MeasureDetector, the same with `contextlib2` (its converter), `matplotlib` and `scipy`;
 pixel_link and seglink, `opencv-python-headless`, `matplotlib` and `setproctitle` (pylib's
 imports) and Cython (pixel_link's `pyximport`); TextBoxes-TensorFlow, `scipy`,
 `opencv-python-headless` and `scikit-image`.
@@ -545,17 +549,22 @@ def _ssd_config(sample: str, records: pathlib.Path, label_map: pathlib.Path,
     return re.sub(r'"PATH_TO_BE_CONFIGURED/[^"]*"', lambda _: f'"{next(paths)}"', config)
 
 
+def _protoc(rows: List[Row], name: str, research: pathlib.Path, work: pathlib.Path,
+            env: Dict[str, str]) -> bool:
+    """The Object Detection API's install step: its protos compiled in place (grpcio-tools)."""
+    protos = sorted(str(path.relative_to(research))
+                    for path in (research / 'object_detection/protos').glob('*.proto'))
+    return run_step(rows, name, 'protoc (its install step; grpcio-tools)', [
+        sys.executable, '-m', 'grpc_tools.protoc', '-I.', '--python_out=.', *protos], research,
+        work / 'protoc.log', lambda _: f'{len(protos)} protos compiled', env=env)
+
+
 def object_detection(rows: List[Row], name: str, ported: pathlib.Path, work: pathlib.Path,
                      steps: int) -> None:
     research = ported / 'research'
     env = {'PYTHONPATH': f'{research}{os.pathsep}{research / "slim"}'}
     python = sys.executable
-    protos = sorted(str(path.relative_to(research))
-                    for path in (research / 'object_detection/protos').glob('*.proto'))
-    if not run_step(rows, name, 'protoc (its install step; grpcio-tools)', [
-            python, '-m', 'grpc_tools.protoc', '-I.', '--python_out=.', *protos], research,
-            work / 'protoc.log',
-            lambda _: f'{len(protos)} protos compiled', env=env):
+    if not _protoc(rows, name, research, work, env):
         return
     voc = work / 'VOCdevkit' / 'VOC2012'
     voc_detection_tree(voc, 12, np.random.default_rng(4))
@@ -584,6 +593,95 @@ def object_detection(rows: List[Row], name: str, ported: pathlib.Path, work: pat
         research, work / 'eval.log',
         printed(r'PascalBoxes_Precision/mAP@0.5IOU: ([-\d.e]+)', 'mAP@0.5'), env=env)
 
+
+
+def measure_json_tree(root: pathlib.Path, count: int, rng: np.random.Generator) -> None:
+    """MeasureDetector's own layout: one image and one JSON file of the same name per page
+    (width, height, engraving, and lists of system_measures, stave_measures and staves as
+    left/top/right/bottom pixels). Its converter refuses pages under 600x600, so these are
+    a little larger."""
+    root.mkdir(parents=True, exist_ok=True)
+    for index in range(count):
+        height, width = int(rng.integers(600, 680)), int(rng.integers(640, 760))
+        name = f'page-{index:02d}'
+        _image(rng, height, width).save(root / f'{name}.jpg', quality=90)
+        boxes: Dict[str, List[Dict[str, int]]] = {}
+        for kind in ('system_measures', 'stave_measures', 'staves'):
+            boxes[kind] = []
+            for _ in range(int(rng.integers(1, 4))):
+                left, top = int(rng.integers(0, width // 2)), int(rng.integers(0, height // 2))
+                boxes[kind].append({'left': left, 'top': top,
+                                    'right': int(rng.integers(left + 40, width)),
+                                    'bottom': int(rng.integers(top + 40, height))})
+        (root / f'{name}.json').write_text(json.dumps(
+            {'width': width, 'height': height,
+             'engraving': 'handwritten' if index % 2 else 'typeset', **boxes}))
+
+
+def _measure_config(own: str, records: pathlib.Path, label_map: pathlib.Path, steps: int,
+                    examples: int) -> str:
+    """MeasureDetector's SSDLite config with its paths pointed at the records written here
+    (its own point at MeasureDetector/data/muscima_pp/ and MeasureDetector/mapping.txt,
+    relative to the repository's root), batch 2, `steps` steps, `examples` to evaluate."""
+    config = own.replace('"MeasureDetector/data/muscima_pp/', f'"{records}/')
+    config = config.replace('"MeasureDetector/mapping.txt"', f'"{label_map}"')
+    config = re.sub(r'batch_size: \d+', 'batch_size: 2', config)
+    config = re.sub(r'num_steps: \d+', f'num_steps: {steps}', config)
+    return re.sub(r'num_examples: \d+', f'num_examples: {examples}', config)
+
+
+def measure_detector(rows: List[Row], name: str, ported: pathlib.Path, work: pathlib.Path,
+                     steps: int) -> None:
+    """MeasureDetector (Max-Reger-Institut, 2019-2020): a vendored Object Detection API of TF
+    1.13 and slim, trained through the OD API's Estimator program, `model_main.py`. Its README's
+    steps: PYTHONPATH of the repository, research and research/slim; protoc; its converter of
+    one JSON file per image (`create_tf_record_from_individual_json_files.py`, with its
+    `mapping.txt`); `model_main.py` with its SSDLite config, which evaluates with COCO's
+    metrics once training ends; then the evaluation alone (`--checkpoint_dir`, `--run_once`)."""
+    research = ported / 'research'
+    env = {'PYTHONPATH': os.pathsep.join(map(str, (ported, research, research / 'slim')))}
+    python = sys.executable
+    if not _protoc(rows, name, research, work, env):
+        return
+    pages = work / 'pages'
+    measure_json_tree(pages, 20, np.random.default_rng(7))
+    records_dir = work / 'records'
+    source = ported / 'MeasureDetector'
+    label_map = source / 'mapping.txt'
+    if not run_step(rows, name, 'create_tf_record_from_individual_json_files.py', [
+            python, 'create_tf_record_from_individual_json_files.py',
+            f'--image_directory={pages}', f'--annotation_directory={pages}',
+            f'--output_path_training_split={records_dir / "training.record"}',
+            f'--output_path_validation_split={records_dir / "validation.record"}',
+            f'--output_path_test_split={records_dir / "test.record"}', '--num_shards=1',
+            f'--label_map_path={label_map}',
+            '--included_classes=system_measures,stave_measures,staves'], source,
+            work / 'convert.log', records(records_dir, '*.record-?????-of-00001'), env=env):
+        return
+    import tensorflow as tf
+    examples = sum(1 for _ in tf.data.TFRecordDataset(
+        str(records_dir / 'validation.record-00000-of-00001')))
+    config = work / 'ssdlite_mobilenet_v2_muscima_pp.config'
+    config.write_text(_measure_config(
+        (source / 'configurations/muscima_pp_only/ssdlite_mobilenet_v2_muscima_pp.config')
+        .read_text(), records_dir, label_map, steps, examples))
+    train = work / 'train'
+    coco_map = printed(r'Average Precision\s+\(AP\) @\[ IoU=0\.50:0\.95 \| area=\s*all \| '
+                       r'maxDets=100 \] = ([-\d.]+)', 'COCO mAP')
+    trained = run_step(
+        rows, name, f'model_main.py ssdlite_mobilenet_v2, {steps} steps, train_and_evaluate', [
+            python, 'object_detection/model_main.py', '--alsologtostderr',
+            f'--pipeline_config_path={config}', f'--model_dir={train}',
+            f'--num_train_steps={steps}'], research, work / 'train.log',
+            lambda output: f'{checkpoint(train, steps)(output)}; {coco_map(output)}', env=env)
+    # Its evaluation alone runs either way: with no checkpoint in --checkpoint_dir, the
+    # Estimator evaluates the initialized model (as tf.estimator did).
+    run_step(rows, name, 'model_main.py --checkpoint_dir --run_once, one evaluation'
+                         + ('' if trained else ' (no checkpoint: the initialized model)'), [
+        python, 'object_detection/model_main.py', '--alsologtostderr',
+        f'--pipeline_config_path={config}', f'--model_dir={work / "eval"}',
+        f'--checkpoint_dir={train}', '--run_once=True'], research, work / 'eval.log',
+        coco_map, env=env)
 
 
 def icdar2015_tree(root: pathlib.Path, rng: np.random.Generator,
@@ -799,6 +897,10 @@ RECIPES = (
     Recipe('models/research/slim', ('train_image_classifier.py',
                                     'datasets/download_and_convert_mnist.py'), slim),
     Recipe('deeplab', ('research/deeplab/train.py', 'research/slim/nets'), deeplab),
+    # Before the Object Detection API's: it vendors one.
+    Recipe('MeasureDetector (OD API model_main.py, tf.estimator)',
+           ('MeasureDetector/create_tf_record_from_individual_json_files.py',
+            'research/object_detection/model_main.py'), measure_detector),
     Recipe('Object Detection API (legacy/train.py)',
            ('research/object_detection/legacy/train.py',), object_detection),
     Recipe('attention_ocr', ('python/train.py', 'python/datasets/fsns.py'), attention_ocr),

@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pytest
 
+from port_snippets import port_and_run
 from slimdata._tf import tf
 from slimdata.contrib import legacy_seq2seq, lookup
 from slimdata.contrib.tfprof import model_analyzer
@@ -227,6 +228,28 @@ def test_rnn_cells_are_reported_without_tf_keras_and_ported_with_it():
     else:
         assert 'slimdata.contrib.rnn.LSTMCell(4)' in ported
         assert 'slimdata.contrib.rnn.GRUCell(4)' in ported
+
+
+# -- data: tf.data.experimental's names, and the batches that drop their remainder --------------
+
+def test_contrib_data_pipeline_of_the_od_api_ported_and_run():
+    """The Object Detection API's reader (builders/dataset_builder.py): files interleaved by
+    `tf.contrib.data.parallel_interleave`, batched by `batch_and_drop_remainder`."""
+    code = ('import tensorflow as tf\n'
+            'files = tf.data.Dataset.from_tensor_slices([[0, 1, 2], [10, 11, 12]])\n'
+            'records = files.apply(tf.contrib.data.parallel_interleave(\n'
+            '    tf.data.Dataset.from_tensor_slices, cycle_length=2, block_length=1))\n'
+            'batches = records.apply(tf.contrib.data.batch_and_drop_remainder(4))\n'
+            'padded = tf.data.Dataset.range(1, 4).map(lambda n: tf.fill([n], n)).apply(\n'
+            '    tf.contrib.data.padded_batch_and_drop_remainder(2, [None]))\n')
+    ported, notes, namespace = port_and_run(code)
+    assert 'tf.contrib' not in ported and len(notes) == 3
+    batches = [batch.numpy().tolist() for batch in namespace['batches']]
+    # Two files, one record from each in turn; 6 records make one batch of 4, 2 dropped.
+    assert batches == [[0, 10, 1, 11]]
+    assert namespace['batches'].element_spec.shape.as_list() == [4]  # static: the remainder
+    padded = [batch.numpy().tolist() for batch in namespace['padded']]
+    assert padded == [[[1, 0], [2, 2]]]
 
 
 # -- opt.MovingAverageOptimizer --------------------------------------------------------------

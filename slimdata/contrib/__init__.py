@@ -7,6 +7,7 @@
 - `slimdata.contrib.tfprof.model_analyzer`: `tf.contrib.tfprof`'s on `tf.compat.v1.profiler`;
 - `slimdata.contrib.legacy_seq2seq`: its decoders and sequence losses, reimplemented;
 - `slimdata.contrib.opt.MovingAverageOptimizer`, reimplemented;
+- `slimdata.contrib.data`: `tf.contrib.data`'s `batch_and_drop_remainder` transformations;
 - `slimdata.contrib.rnn`: the TF1 RNN cells (`tf.nn.rnn_cell.*`, `tf.contrib.rnn.*`), which
   TensorFlow 2.21 serves only through Keras 2 (the `tf-keras` package);
 

@@ -100,6 +100,20 @@ _EVALUATION_NAMES = ('StopAfterNEvalsHook', 'SummaryAtEndHook', 'checkpoints_ite
                      'evaluate_once', 'evaluate_repeatedly', 'get_or_create_eval_step',
                      'wait_for_new_checkpoint')
 
+# tf.contrib.data names that were aliases of tf.data.experimental's (TF 1.12-1.15), which
+# tf.compat.v1.data.experimental still has under the same names.
+_DATA_EXPERIMENTAL_NAMES = (
+    'Counter', 'CsvDataset', 'Optional', 'RandomDataset', 'Reducer', 'SqlDataset',
+    'TFRecordWriter', 'bucket_by_sequence_length', 'choose_from_datasets', 'copy_to_device',
+    'dense_to_sparse_batch', 'enumerate_dataset', 'get_next_as_optional', 'get_single_element',
+    'group_by_reducer', 'group_by_window', 'ignore_errors', 'make_batched_features_dataset',
+    'make_csv_dataset', 'make_saveable_from_iterator', 'map_and_batch', 'parallel_interleave',
+    'parse_example_dataset', 'prefetch_to_device', 'rejection_resample', 'sample_from_datasets',
+    'scan', 'shuffle_and_repeat', 'unbatch', 'unique')
+
+# tf.contrib.data's batching transformations, which became `batch(..., drop_remainder=True)`.
+_DATA_BATCHING = ('batch_and_drop_remainder', 'padded_batch_and_drop_remainder')
+
 # tf.contrib.tpu's Estimator names, which slimdata.contrib.estimator.tpu has (use_tpu=False).
 _TPU_ESTIMATOR_NAMES = ('TPUEstimator', 'TPUEstimatorSpec', 'TPUConfig', 'RunConfig',
                         'InputPipelineConfig')
@@ -162,6 +176,10 @@ def _build_name_rules() -> Dict[str, str]:
         rules[f'{_CONTRIB}.tpu.{name}'] = f'slimdata.contrib.estimator.tpu.{name}'
     for name, public in _CONTRIB_PUBLIC.items():
         rules[f'{_CONTRIB}.{name}'] = f'tensorflow.compat.v1.{public}'
+    for name in _DATA_EXPERIMENTAL_NAMES:
+        rules[f'{_CONTRIB}.data.{name}'] = f'tensorflow.compat.v1.data.experimental.{name}'
+    for name in _DATA_BATCHING:
+        rules[f'{_CONTRIB}.data.{name}'] = f'slimdata.contrib.data.{name}'
     for name in _LOOKUP_FUNCTIONS:
         rules[f'{_CONTRIB}.lookup.{name}'] = f'slimdata.contrib.lookup.{name}'
     for module in DATA_MODULES:

@@ -12,7 +12,9 @@ One pass per fix, each with a trigger built from its own tables, in this order:
 - `dict_views`: `d.iteritems()` and kin -> views, and lists where a Python 2 file needs them;
 - `backports`: `import contextlib2` -> Python 3's `contextlib` when it has every name used;
 - `open_modes`: mode 'rU' -> 'r' (Python 3.11), Python 2's `file()` -> `open()`;
-- `tostring`: `x.tostring()` -> `x.tobytes()` (numpy 2.3, Python 3.9's array, Pillow 3).
+- `tostring`: `x.tostring()` -> `x.tobytes()` (numpy 2.3, Python 3.9's array, Pillow 3);
+- `random_sample`: a set given to `random.sample` -> `tuple(...)` (Python 3.11);
+- `font_getsize`: a font's `getsize(text)` -> `getbbox(text)[2:]` (Pillow 10).
 """
 
 from slimdata.port.py3.backports import ContextlibBackportPass
@@ -20,9 +22,11 @@ from slimdata.port.py3.binary_reads import BinaryReadsPass
 from slimdata.port.py3.bytes_literals import BytesLiteralsPass
 from slimdata.port.py3.collections_abc import CollectionsAbcPass
 from slimdata.port.py3.dict_views import DictViewsPass
+from slimdata.port.py3.font_getsize import FontGetsizePass
 from slimdata.port.py3.match_decode import MatchDecodePass
 from slimdata.port.py3.numpy_names import NumpyNamesPass
 from slimdata.port.py3.open_modes import OpenModesPass
+from slimdata.port.py3.random_sample import RandomSamplePass
 from slimdata.port.py3.relative_imports import RelativeImportsPass
 from slimdata.port.py3.string_io import StringIOPass
 from slimdata.port.py3.tostring import ToStringPass
@@ -30,4 +34,5 @@ from slimdata.port.py3.tostring import ToStringPass
 #: The passes, in the order they run.
 PASSES = (CollectionsAbcPass, NumpyNamesPass, BinaryReadsPass, BytesLiteralsPass,
           RelativeImportsPass, StringIOPass, MatchDecodePass, DictViewsPass,
-          ContextlibBackportPass, OpenModesPass, ToStringPass)
+          ContextlibBackportPass, OpenModesPass, ToStringPass, RandomSamplePass,
+          FontGetsizePass)
