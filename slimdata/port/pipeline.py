@@ -30,6 +30,7 @@ from slimdata.port.edits import (
 from slimdata.port.entry import EntryPass
 from slimdata.port.flags import FlagDefaultsPass
 from slimdata.port.indentation import IndentationStage
+from slimdata.port.layers import LayersPass
 from slimdata.port.names import NamesPass
 from slimdata.port.python2 import Python2ParseError, Python2Stage
 from slimdata.port.scopes import ScopeValuesPass
@@ -48,8 +49,9 @@ class Stage(Protocol):
 
 #: The stages over each file, in order: the Python 2 stage and the indentation's tabs (on the
 #: text), then the LibCST passes.
-STAGES: Sequence[Stage] = (Python2Stage, IndentationStage, NamesPass, *py3.PASSES, *py2.PASSES,
-                           FlagDefaultsPass, ScopeValuesPass, ResourceVariablesPass, EntryPass)
+STAGES: Sequence[Stage] = (Python2Stage, IndentationStage, NamesPass, LayersPass, *py3.PASSES,
+                           *py2.PASSES, FlagDefaultsPass, ScopeValuesPass, ResourceVariablesPass,
+                           EntryPass)
 #: The name of the tree-wide stage in the report.
 TF_UPGRADE = 'tf_upgrade_v2'
 
