@@ -88,13 +88,13 @@ def _layer_arguments(port: rules.LayerPort,
             continue
         new_keyword, value = mapped
         given.add(new_keyword)
-        new.append(cst.Arg(value=value, keyword=cst.Name(new_keyword), equal=_EQUAL,
+        new.append(cst.Arg(value=value, keyword=cst.Name(new_keyword), equal=_equal(),
                            comma=argument.comma,
                            whitespace_after_arg=argument.whitespace_after_arg))
     for keyword, code in port.defaults.items():
         if keyword not in given:
             new.append(cst.Arg(value=cst.parse_expression(code), keyword=cst.Name(keyword),
-                               equal=_EQUAL))
+                               equal=_equal()))
     last = len(new) - 1
     return [argument.with_changes(comma=cst.MaybeSentinel.DEFAULT) if index == last
             else argument if isinstance(argument.comma, cst.Comma)
@@ -103,7 +103,12 @@ def _layer_arguments(port: rules.LayerPort,
 
 
 _DROP = object()
-_EQUAL = cst.AssignEqual(cst.SimpleWhitespace(''), cst.SimpleWhitespace(''))
+
+
+def _equal() -> cst.AssignEqual:
+    """A keyword's `=` without spaces: a new node each time, since the passes after this one
+    work on the same tree, where a node found twice would have two parents and positions."""
+    return cst.AssignEqual(cst.SimpleWhitespace(''), cst.SimpleWhitespace(''))
 
 
 def _map_argument(port: rules.LayerPort, keyword: Optional[str], value: cst.BaseExpression):

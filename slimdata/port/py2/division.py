@@ -63,7 +63,7 @@ class DivisionPass(PortTransformer):
         return _keeps_python_2_division(code, context) and '/' in code
 
     def visit_Module(self, node: cst.Module) -> bool:
-        return _keeps_python_2_division(node.code, self.context)
+        return _keeps_python_2_division(self.source, self.context)
 
     def leave_BinaryOperation(self, original: cst.BinaryOperation,
                               updated: cst.BinaryOperation) -> cst.BaseExpression:
