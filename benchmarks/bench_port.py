@@ -4,8 +4,8 @@ Corpora, each measured on its own:
 
   * TREE arguments: real repositories (a snapshot of balancap/SSD-Tensorflow fetched by hand
     under /work/ext/, say; never committed), their .py files;
-  * a slim-era tree built from tests/port_fixture/shapes_slim: 24 copies, 144 files, some
-    5,200 lines;
+  * a slim-era tree built from tests/port_fixture/shapes_slim: 24 copies (--copies), 144
+    files, some 5,200 lines;
   * the same tree written for Python 2 (`python_2_tree`: each module also holds a function
     with backticks, `<>`, `except E, e`, `raise E, V`, `xrange`, `has_key`, `/` of ints), so
     that the Python 2 stage and the Python 2 semantics passes run on every file;
@@ -204,6 +204,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('trees', nargs='*', metavar='TREE', help='repositories to port')
+    parser.add_argument('--copies', type=int, default=24,
+                        help='copies of the port fixture in the slim-era trees (default 24)')
     parser.add_argument('--large-lines', type=int, default=20_000,
                         help='lines of the largest single file (default 20,000)')
     parser.add_argument('--repeat', type=int, default=1, help='runs of each measure; the '
@@ -217,8 +219,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix='bench-port-') as temporary:
         work = pathlib.Path(temporary)
         corpora = [(pathlib.Path(tree).name, pathlib.Path(tree)) for tree in args.trees]
-        corpora.append(('slim-era fixture x24', fixture_tree(work / 'fixture')))
-        corpora.append(('the same, Python 2', python_2_tree(work / 'fixture_python_2')))
+        corpora.append((f'slim-era fixture x{args.copies}',
+                        fixture_tree(work / 'fixture', args.copies)))
+        corpora.append(('the same, Python 2',
+                        python_2_tree(work / 'fixture_python_2', args.copies)))
         first = python_sources(corpora[0][1])
         for lines in (args.large_lines // 4, args.large_lines // 2, args.large_lines):
             corpora.append((f'one file, {lines:,} lines',

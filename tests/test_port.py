@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from slimdata.port import edits, entry, names, tree
+from slimdata.port import edits, entry, tree
 from slimdata.records import example_schema, tfrecord
 
 FIXTURE = pathlib.Path(__file__).parent / 'port_fixture' / 'shapes_slim'
@@ -147,44 +147,6 @@ def test_private_op_without_public_name_is_kept_and_reported():
     assert code == old
     [note] = _kinds(notes, edits.NOT_PORTED)
     assert note.line == 2 and 'private TensorFlow module' in note.message
-
-
-# -- tf.layers -> tf_slim layers ----------------------------------------------------------------
-
-def test_tf_layers_dropout_becomes_tf_slim_dropout_with_keep_prob():
-    import tensorflow as tf
-    code, _ = _port('import tensorflow as tf\n\n\ndef f(x, rate, training):\n'
-                    '    return tf.layers.dropout(x, rate=rate, training=training)\n')
-    assert 'tf_slim.dropout(x, keep_prob=1 - rate, is_training=training)' in code
-    dropout = _run(code)['f']
-    with tf.Graph().as_default(), tf.compat.v1.Session() as session:
-        ones = tf.ones([4000])
-        kept = session.run(dropout(ones, 0.25, True))
-        unchanged = session.run(dropout(ones, 0.25, False))
-    # Kept units are scaled by 1 / keep_prob = 4/3, as tf.layers.dropout did with rate 0.25.
-    assert np.all(np.isclose(kept, 0) | np.isclose(kept, 4 / 3))
-    assert 0.2 < np.mean(kept == 0) < 0.3
-    np.testing.assert_array_equal(unchanged, np.ones(4000))
-
-
-def test_tf_layers_dense_and_conv2d_translate_their_arguments():
-    code, notes = _port(
-        'import tensorflow as tf\n\n\ndef f(x):\n'
-        "    y = tf.layers.conv2d(x, 8, 3, strides=2, padding='same', activation=tf.nn.relu)\n"
-        '    return tf.layers.dense(y, 10, name="logits")\n')
-    assert ("tf_slim.conv2d(x, num_outputs=8, kernel_size=3, stride=2, padding='SAME', "
-            'activation_fn=tf.nn.relu)') in code
-    assert 'tf_slim.fully_connected(y, num_outputs=10, scope="logits", activation_fn=None)' in code
-    assert len(_kinds(notes, edits.CHANGED)) == 2
-
-
-def test_tf_layers_call_that_cannot_be_mapped_is_reported(monkeypatch):
-    old = 'import tensorflow as tf\ny = tf.layers.batch_normalization(x, training=True)\n'
-    monkeypatch.setattr(names, 'is_module', lambda name: False)  # as without tf-keras
-    code, notes = _port(old)
-    assert code == old
-    [note] = _kinds(notes, edits.NOT_PORTED)
-    assert note.line == 2 and 'tf.layers' in note.message and 'tf-keras==' in note.message
 
 
 # -- Python 3 ------------------------------------------------------------------------------------

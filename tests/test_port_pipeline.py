@@ -7,6 +7,7 @@ import pytest
 from slimdata import cli
 from slimdata.port import edits, pipeline
 from slimdata.port.edits import PortTransformer
+from test_port_tree import FIXTURE, LINE_NUMBERS, NET, PY3_SNIPPETS
 
 
 class _Broken(PortTransformer):
@@ -54,3 +55,78 @@ def test_every_stage_has_a_name_and_a_trigger_of_its_own():
     names = [stage.NAME for stage in pipeline.STAGES]
     assert all(names) and len(set(names)) == len(names)
     assert all(stage.has_work('', edits.Context('m.py')) is False for stage in pipeline.STAGES)
+
+
+#: Python 2 code: the Python 2 stage, then the passes for Python 2 files, have work.
+PYTHON_2_TAIL = """
+
+def _report(values, counts):
+    lines = []
+    for index in xrange(len(values)):
+        lines.append(`values[index]`)
+    if counts.has_key('total') and len(values) <> 0:
+        lines.append(counts['total'] / len(values))
+    for name, count in counts.iteritems():
+        lines.append(tf.train.BytesList(value=[name]))
+    if not lines:
+        raise ValueError, 'no values'
+    return lines[:len(lines) / 2]
+"""
+
+
+#: A module each of the other passes has work in (a package's, for the relative imports).
+OTHER_PASSES = """import re
+import StringIO
+import contextlib2
+import matplotlib
+import numpy as np
+from PIL import Image
+import sibling
+matplotlib.use('Agg')
+
+
+def read(path, data, op):
+    image = Image.open(StringIO.StringIO(data))
+    with contextlib2.ExitStack():
+        text = open(path, 'rU').read()
+    word = re.match(r'(\\w+)', text).group(1).decode('utf-8')
+    on_server = op.type in ['Variable', 'VariableV2']
+    return image, word, np.float(len(text)), np.asarray(data).tostring(), on_server
+"""
+
+
+def _corpus() -> dict:
+    """The port fixture's modules, as they are and as Python 2 code (every LibCST pass has work
+    in some of them), and the snippets of the tree tests."""
+    sources = {path.relative_to(FIXTURE).as_posix(): path.read_text()
+               for path in sorted(FIXTURE.rglob('*.py'))}
+    sources.update({f'python_2/{path}': code + PYTHON_2_TAIL
+                    for path, code in sources.items() if code})
+    sources.update({f'snippet_{index}.py': code for index, code in enumerate(
+        (*PY3_SNIPPETS, NET, LINE_NUMBERS))})
+    sources.update({'package/__init__.py': '', 'package/sibling.py': 'x = 1\n',
+                    'package/other.py': OTHER_PASSES,
+                    'python_2/package/other.py': OTHER_PASSES + PYTHON_2_TAIL})
+    return sources
+
+
+@pytest.mark.slow
+def test_the_passes_sharing_one_tree_port_as_passes_parsing_each_its_own(monkeypatch):
+    """The LibCST passes share one parsed tree (and its metadata while no pass changes it); a
+    port where each pass parses the code it is given, as the passes once did, is the same:
+    the same files, the same notes on the same lines. Every pass has work in the corpus."""
+    sources = _corpus()
+    shared, problems = pipeline.port_sources(sources, tf_upgrade=None)
+    run, ran = edits.ParsedFile.run, set()
+
+    def run_then_parse(parsed, transformer):
+        ran.add(transformer.NAME)
+        run(parsed, transformer)
+        parsed.__init__(parsed.code)  # the next pass gets a tree of its own
+
+    monkeypatch.setattr(edits.ParsedFile, 'run', run_then_parse)
+    assert pipeline.port_sources(sources, tf_upgrade=None) == (shared, problems)
+    assert problems == []
+    assert ran == {stage.NAME for stage in pipeline.STAGES
+                   if isinstance(stage, type) and issubclass(stage, PortTransformer)}
+    assert sum(code != sources[path] for path, (code, _) in shared.items()) >= 15

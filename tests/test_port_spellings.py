@@ -20,7 +20,7 @@ import sys
 
 import pytest
 
-from slimdata.port import installed, names, tree
+from slimdata.port import tree
 
 _ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2')
 
@@ -198,22 +198,3 @@ def test_a_contrib_import_the_code_already_guards_stays():
             'table = contrib_lookup\n')
     results, _ = tree.port_sources({'m.py': code}, tf_upgrade=None)
     assert results['m.py'][0] == code
-
-
-@pytest.mark.parametrize('tf_keras, kind, says', [
-    (False, 'not ported', 'tf.layers is gone with Keras 3'),
-    (True, 'to check', 'runs with Keras 2 as tf.keras')])
-def test_a_tf_layers_name_that_is_not_a_call_is_reported(monkeypatch, tf_keras, kind, says):
-    """deeplab 2024's `class Conv2D(tf.keras.layers.Conv2D, tf.layers.Layer)`: Keras 3 has no
-    tf.layers, and nothing in tf_slim stands for its base class; with tf-keras installed the
-    ported scripts make tf.keras Keras 2, where it runs (tests/test_port.py runs one)."""
-    is_module = installed.is_module
-    monkeypatch.setattr(names, 'is_module',
-                        lambda name: tf_keras if name == 'tf_keras' else is_module(name))
-    code = ('import tensorflow.compat.v1 as tf\n\n'
-            'class Conv2D(tf.keras.layers.Conv2D, tf.layers.Layer):\n    pass\n')
-    results, _ = tree.port_sources({'m.py': code}, tf_upgrade=None)
-    ported, notes = results['m.py']
-    assert ported == code
-    assert [(note.kind, note.line) for note in notes] == [(kind, 3)]
-    assert says in notes[0].message

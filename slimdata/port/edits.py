@@ -18,7 +18,6 @@ from typing import (
     Optional,
     Pattern,
     Sequence,
-    Tuple,
 )
 
 import libcst as cst
@@ -100,6 +99,8 @@ class PortTransformer(cst.CSTTransformer):
         self._wrapper: Optional[MetadataWrapper] = None
         self._parents: Dict[cst.CSTNode, cst.CSTNode] = {}
         self._ancestors: List[cst.CSTNode] = []
+        self.changed = False  # whether a `leave_*` replaced a node
+        self.source = ''  # the code of the tree the pass runs on (not rendered again)
 
     @classmethod
     def has_work(cls, code: str, context: Context) -> bool:
@@ -107,9 +108,12 @@ class PortTransformer(cst.CSTTransformer):
         return cls.TRIGGER.search(code) is not None
 
     @classmethod
-    def port(cls, code: str, context: Context) -> Tuple[str, List[Note]]:
-        """Runs the pass over `code`: (the new code, the pass's notes)."""
-        return run_pass(cls(context), code)
+    def port(cls, parsed: 'ParsedFile', context: Context) -> List[Note]:
+        """Runs the pass over the file's tree (which it updates); the pass's notes, by line of
+        `parsed.code` as it was before."""
+        transformer = cls(context)
+        parsed.run(transformer)
+        return transformer.notes
 
     @contextlib.contextmanager
     def resolve(self, wrapper: MetadataWrapper) -> Iterator[None]:
@@ -153,7 +157,10 @@ class PortTransformer(cst.CSTTransformer):
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):
         self._ancestors.pop()
-        return super().on_leave(original_node, updated_node)
+        result = super().on_leave(original_node, updated_node)
+        if result is not updated_node:
+            self.changed = True
+        return result
 
     def line_of(self, node: cst.CSTNode) -> int:
         return self.get_metadata(PositionProvider, node).start.line
@@ -238,14 +245,35 @@ def add_imports(module: cst.Module, lines: Sequence[str]) -> cst.Module:
     return module.with_changes(body=body[:position] + new + body[position:])
 
 
-def run_pass(transformer: PortTransformer, source: str) -> Tuple[str, List[Note]]:
-    """Runs one pass over `source`; returns the new source and the pass's notes."""
-    with garbage_collection_paused():
+class ParsedFile:
+    """A file's syntax tree, which the LibCST passes work on in turn.
+
+    The file is parsed once, not once per pass; the metadata a pass resolves (scopes,
+    positions) is kept for the next pass as long as the tree stays the same, and the tree's
+    code is rendered again only when a pass changed it (the next pass's trigger and the report's
+    line numbers need it). Most passes change nothing in most files; each step saved costs
+    about as much as a pass's own walk (parse) or several (scopes): see `_OWN_METADATA`.
+
+    `code`: the code of the tree as it is now, in which a pass numbers its notes' lines.
+    """
+
+    def __init__(self, code: str) -> None:
+        self.code = code
         # A freshly parsed tree holds no node twice: no need for the wrapper's deep copy.
-        wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
-        module = wrapper.visit(transformer)
-        module = add_imports(module, transformer.needed_imports)
-        return module.code, transformer.notes
+        self._wrapper = MetadataWrapper(cst.parse_module(code), unsafe_skip_copy=True)
+
+    def run(self, transformer: PortTransformer) -> None:
+        """Runs one pass over the tree, and the imports it needs added."""
+        with garbage_collection_paused():
+            transformer.source = self.code
+            visited = self._wrapper.visit(transformer)
+            module = add_imports(visited, transformer.needed_imports)
+            if not transformer.changed and module is visited:
+                return  # a copy of the same tree: the old one keeps its metadata
+            # A pass builds every node it puts in the tree (none is put in twice, which the
+            # wrapper's deep copy would be for): the new tree is taken as it is too.
+            self._wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+            self.code = module.code
 
 
 @contextlib.contextmanager

@@ -96,15 +96,16 @@ class EntryPass(SpellingAware, PortTransformer):
 
     def visit_Module(self, node: cst.Module) -> bool:
         spelling = self.learn_spelling(node)
-        if not spelling.tf1 or any(switch in node.code for switch in _SWITCHES):
+        if not spelling.tf1 or any(switch in self.source for switch in _SWITCHES):
             return False
         self.call = f'{spelling.alias}.{TF1_BEHAVIOUR[0]}'
         return False  # its work is all in leave_Module: the statements need no walk
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-        if self.call is None or not (self.package_main or any(
-                _is_main_guard(statement) or self._is_app_run(statement)
-                for statement in original.body)):
+        # The guards first: an `app.run` call needs the scopes, which cost more than the walk.
+        if self.call is None or not (
+                self.package_main or any(_is_main_guard(statement) for statement in original.body)
+                or any(self._is_app_run(statement) for statement in original.body)):
             return updated
         for index, statement in enumerate(original.body):
             if _imports_tensorflow(statement):

@@ -115,6 +115,8 @@ def line_map(before: str, after: str) -> Callable[[int], int]:
 
     A line replaced or deleted maps to the line that took its place.
     """
+    if before == after:  # a stage that changed nothing (most of them, on most files)
+        return lambda line: line
     before_lines, after_lines = before.split('\n'), after.split('\n')
     mapping: Dict[int, int] = {}
     previous = (-1, -1)

@@ -7,15 +7,17 @@ when its `has_work` says so (a trigger built from the stage's own tables); a fil
 share its `edits.Context`. Then TensorFlow's `tf_upgrade_v2` runs once over every file (it is
 a command with a start-up cost).
 
-Each stage numbers its notes in the code it was given; `lines.line_map` carries them to the
-ported file. An exception a stage did not expect on one file (a bug of the port) is reported
-as "internal error in pass NAME; file left as is" with the file named, and the run goes on
-with the other files (the command then exits 1).
+The LibCST passes share one syntax tree of the file (`edits.ParsedFile`): parsed once, its
+code rendered again only after a pass that changed it. Each stage numbers its notes in the
+code it was given; `lines.line_map` carries them to the ported file. An exception a stage did
+not expect on one file (a bug of the port) is reported as "internal error in pass NAME; file
+left as is" with the file named, and the run goes on with the other files (the command then
+exits 1).
 """
 
 import ast
 import dataclasses
-from typing import Dict, List, Optional, Protocol, Sequence, Tuple
+from typing import Dict, List, Optional, Protocol, Sequence, Tuple, Type, TypeGuard, Union, cast
 
 import libcst as cst
 
@@ -25,11 +27,14 @@ from slimdata.port.edits import (
     NOT_PORTED,
     Context,
     Note,
+    ParsedFile,
+    PortTransformer,
     garbage_collection_paused,
 )
 from slimdata.port.entry import EntryPass
 from slimdata.port.flags import FlagDefaultsPass
 from slimdata.port.indentation import IndentationStage
+from slimdata.port.layers import LayersPass
 from slimdata.port.names import NamesPass
 from slimdata.port.python2 import Python2ParseError, Python2Stage, shows_python_2
 from slimdata.port.python2_imports import python_2_by_imports
@@ -37,8 +42,8 @@ from slimdata.port.scopes import ScopeValuesPass
 from slimdata.port.variables import ResourceVariablesPass
 
 
-class Stage(Protocol):
-    """A stage over one file: a LibCST pass class, or the Python 2 stage."""
+class TextStage(Protocol):
+    """A stage over one file's text: the Python 2 stage, the indentation's tabs."""
 
     NAME: str
 
@@ -47,10 +52,14 @@ class Stage(Protocol):
     def port(self, code: str, context: Context) -> Tuple[str, List[Note]]: ...
 
 
+#: A stage over one file: on its text, or a LibCST pass (on its tree).
+Stage = Union[TextStage, Type[PortTransformer]]
+
 #: The stages over each file, in order: the Python 2 stage and the indentation's tabs (on the
 #: text), then the LibCST passes.
-STAGES: Sequence[Stage] = (Python2Stage, IndentationStage, NamesPass, *py3.PASSES, *py2.PASSES,
-                           FlagDefaultsPass, ScopeValuesPass, ResourceVariablesPass, EntryPass)
+STAGES: Sequence[Stage] = (Python2Stage, IndentationStage, NamesPass, LayersPass, *py3.PASSES,
+                           *py2.PASSES, FlagDefaultsPass, ScopeValuesPass, ResourceVariablesPass,
+                           EntryPass)
 #: The name of the tree-wide stage in the report.
 TF_UPGRADE = 'tf_upgrade_v2'
 
@@ -81,9 +90,10 @@ def port_file(text: str, context: Context) -> List[Staged]:
     read."""
     staged: List[Staged] = []
     code = text
+    parsed: Optional[ParsedFile] = None  # `code`'s tree, once a LibCST pass has work
     checked = False  # whether Python 3 parses `code`, checked once before the LibCST passes
     for stage in STAGES:
-        if stage not in (Python2Stage, IndentationStage) and not checked:
+        if _on_tree(stage) and not checked:
             failure = _unparsable(context.path, code)
             if failure is not None:
                 raise Unparsable(*failure)
@@ -91,7 +101,13 @@ def port_file(text: str, context: Context) -> List[Staged]:
         if not stage.has_work(code, context):
             continue
         try:
-            code, notes = stage.port(code, context)
+            if _on_tree(stage):
+                parsed = parsed or ParsedFile(code)
+                notes = stage.port(parsed, context)
+                code = parsed.code
+            else:  # a text stage (TypeGuard narrows only the other branch)
+                code, notes = cast(TextStage, stage).port(code, context)
+                parsed = None
         except Python2ParseError as error:
             raise Unparsable(error.line, error.why) from error
         except (cst.ParserSyntaxError, RecursionError):
@@ -101,6 +117,10 @@ def port_file(text: str, context: Context) -> List[Staged]:
                                 f'({type(error).__name__}: {error}); file left as is') from error
         staged.append(Staged(stage.NAME, code, notes))
     return staged
+
+
+def _on_tree(stage: Stage) -> TypeGuard[Type[PortTransformer]]:
+    return isinstance(stage, type) and issubclass(stage, PortTransformer)
 
 
 def _unparsable(path: str, code: str) -> Optional[Tuple[int, str]]:

@@ -18,7 +18,7 @@ from typing import FrozenSet, Optional
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
-from slimdata.port.edits import PortTransformer, code_of
+from slimdata.port.edits import PortTransformer, code_of, dotted
 
 COMPAT_V1 = 'tensorflow.compat.v1'
 _TENSORFLOW_MODULES = ('tensorflow', COMPAT_V1, 'tensorflow.compat.v2')
@@ -110,3 +110,10 @@ class SpellingAware(PortTransformer):
         names = self.get_metadata(QualifiedNameProvider, node, set())
         found = {self.spelling.canonical(name.name) for name in names}
         return next(iter(found)) if len(found) == 1 else None
+
+    def tf_name(self, path: str) -> cst.BaseExpression:
+        """The expression for `tensorflow.<path>` in this file: under its TensorFlow alias, or
+        `tf.<path>` with `import tensorflow as tf` added when it imports none."""
+        if self.spelling.alias is None:
+            self.need_import('import tensorflow as tf')
+        return dotted(f'{self.spelling.alias or "tf"}.{path}')

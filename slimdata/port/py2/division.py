@@ -63,7 +63,7 @@ class DivisionPass(PortTransformer):
         return _keeps_python_2_division(code, context) and '/' in code
 
     def visit_Module(self, node: cst.Module) -> bool:
-        return _keeps_python_2_division(node.code, self.context)
+        return _keeps_python_2_division(self.source, self.context)
 
     def leave_BinaryOperation(self, original: cst.BinaryOperation,
                               updated: cst.BinaryOperation) -> cst.BaseExpression:
@@ -79,33 +79,33 @@ class DivisionPass(PortTransformer):
             return updated.with_changes(operator=cst.FloorDivide(
                 whitespace_before=divide.whitespace_before,
                 whitespace_after=divide.whitespace_after))
-        self.need_import(HELPER)
-        self.note(CHANGED, original, f'{code_of(original)} -> old_div(...): Python 2\'s / '
-                                     'floored integers (ints, numpy and TF integer tensors); '
-                                     'which these operands are is decided when it runs')
-        return cst.Call(func=cst.Name('old_div'), args=[
-            cst.Arg(updated.left, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(' '))),
-            cst.Arg(updated.right)])
+        return self._old_div(original, f'{code_of(original)} -> old_div(...)', '/',
+                             updated.left, updated.right)
 
     def leave_AugAssign(self, original: cst.AugAssign,
                         updated: cst.AugAssign) -> cst.BaseSmallStatement:
         if not isinstance(original.operator, cst.DivideAssign):
             return updated
-        kinds = (_kind(original.target), _kind(original.value))
-        if 'float' in kinds:
+        if 'float' in (_kind(original.target), _kind(original.value)):
             return updated
         if not isinstance(original.target, (cst.Name, cst.Attribute)):
             # `x[f()] /= y` written as `x[f()] = old_div(x[f()], y)` would call f twice.
             self.note(NOT_PORTED, original, f'{code_of(original).strip()}: Python 2\'s /= '
                                             'floored integers; write //= if both are')
             return updated
+        change = f'{code_of(original).strip()} -> {code_of(original.target)} = old_div(...)'
+        return cst.Assign(targets=[cst.AssignTarget(updated.target)],
+                          value=self._old_div(original, change, '/=', updated.target,
+                                              updated.value))
+
+    def _old_div(self, original: cst.CSTNode, change: str, operator: str,
+                 left: cst.BaseExpression, right: cst.BaseExpression) -> cst.Call:
+        """`old_div(left, right)` for the `operator` of `original`, its import needed and the
+        `change` noted: whether the operands are integers is known only when the code runs."""
         self.need_import(HELPER)
-        self.note(CHANGED, original, f'{code_of(original).strip()} -> {code_of(original.target)}'
-                                     ' = old_div(...): Python 2\'s /= floored integers '
-                                     '(ints, numpy and TF integer tensors); which these are is '
-                                     'decided when it runs')
-        return cst.Assign(targets=[cst.AssignTarget(updated.target)], value=cst.Call(
-            func=cst.Name('old_div'), args=[
-                cst.Arg(updated.target,
-                        comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(' '))),
-                cst.Arg(updated.value)]))
+        self.note(CHANGED, original, f'{change}: Python 2\'s {operator} floored integers (ints, '
+                                     'numpy and TF integer tensors); which these operands are '
+                                     'is decided when it runs')
+        return cst.Call(func=cst.Name('old_div'), args=[
+            cst.Arg(left, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(' '))),
+            cst.Arg(right)])

@@ -49,7 +49,7 @@ class DictViewsPass(PortTransformer):
 
     def visit_Module(self, node: cst.Module) -> None:
         # Views become lists only in a file written for Python 2 (the trigger only saves time).
-        self.python_2 = self.context.python_2 or PYTHON_2_DICTS.search(node.code) is not None
+        self.python_2 = self.context.python_2 or PYTHON_2_DICTS.search(self.source) is not None
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if _calls_method(original, ITERATORS):

@@ -59,7 +59,7 @@ class RelativeImportsPass(PortTransformer):
         self.guard_depth = 0  # in an except block or an `if __package__:`: left alone
 
     def visit_Module(self, node: cst.Module) -> None:
-        if 'absolute_import' in node.code:
+        if 'absolute_import' in self.source:
             self.siblings = frozenset()  # `from __future__ import absolute_import`: no guess
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,

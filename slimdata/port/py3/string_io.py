@@ -28,7 +28,7 @@ class StringIOPass(SpellingAware):
         self.uses = _StringIOUses(self)
         node.visit(self.uses)
         # Bytes certain for every use (and the name free): the module is io.BytesIO.
-        self.bytes_io = (bool(self.uses.calls) and 'BytesIO' not in node.code
+        self.bytes_io = (bool(self.uses.calls) and 'BytesIO' not in self.source
                          and all(self.uses.calls.values()))
 
     def leave_Import(self, original: cst.Import, updated: cst.Import):

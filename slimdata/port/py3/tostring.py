@@ -22,7 +22,7 @@ class ToStringPass(PortTransformer):
 
     def visit_Module(self, node: cst.Module) -> bool:
         # A file with its own `tostring` (a method or a function) keeps its calls.
-        return re.search(r'\bdef\s+tostring\b|\btostring\s*=', node.code) is None
+        return re.search(r'\bdef\s+tostring\b|\btostring\s*=', self.source) is None
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         func = updated.func
