@@ -31,6 +31,12 @@ start-up spread over the corpus).
 
 The machines are shared: CPU seconds move less with the load than wall time; --repeat N keeps
 the smallest of N runs.
+
+Measured 2026-11-27 (--copies 4 --large-lines 8 --repeat 2, load about 12 on 2 cores), own
+passes in CPU microseconds per line, before (95420be, each pass parsing its code) and after one
+parse per file: slim-era fixture x4 (872 lines) 4,673 -> 3,950 (214 -> 253 lines/s); its
+Python 2 version (1,096 lines) 9,285 -> 8,282 (108 -> 121 lines/s). Against tf_upgrade_v2 with
+its start-up (6.3 CPU s) spread over these small trees: 0.58 -> 0.52 and 1.56 -> 1.30.
 """
 
 import argparse
