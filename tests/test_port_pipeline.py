@@ -75,12 +75,13 @@ def _report(values, counts):
 
 
 #: A module each of the other passes has work in (a package's, for the relative imports).
-OTHER_PASSES = """import re
+OTHER_PASSES = """import random
+import re
 import StringIO
 import contextlib2
 import matplotlib
 import numpy as np
-from PIL import Image
+from PIL import Image, ImageFont
 import sibling
 matplotlib.use('Agg')
 
@@ -91,7 +92,9 @@ def read(path, data, op):
         text = open(path, 'rU').read()
     word = re.match(r'(\\w+)', text).group(1).decode('utf-8')
     on_server = op.type in ['Variable', 'VariableV2']
-    return image, word, np.float(len(text)), np.asarray(data).tostring(), on_server
+    letter = random.sample(set(word), 1)
+    size = ImageFont.load_default().getsize(word)
+    return image, word, np.float(len(text)), np.asarray(data).tostring(), on_server, letter, size
 """
 
 

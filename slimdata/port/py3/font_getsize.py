@@ -31,7 +31,7 @@ class FontGetsizePass(PortTransformer):
     TRIGGER = re.compile(r'\.getsize\(')
 
     def visit_Module(self, node: cst.Module) -> bool:
-        return re.search(r'\bImageFont\b', node.code) is not None
+        return re.search(r'\bImageFont\b', self.source) is not None
 
     def _is_font_method(self, func: cst.Attribute) -> bool:
         names = self.get_metadata(QualifiedNameProvider, func, set())
