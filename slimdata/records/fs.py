@@ -200,25 +200,25 @@ def remove(path: str) -> None:
 def remove_folder(path: str) -> None:
     """Removes an empty folder (a URL's folder with what is left in it); a missing one is
     fine."""
-    with _naming(path, 'remove the folder'):
-        if is_url(path):
-            if _gfile().exists(path):
-                _gfile().rmtree(path)
-        else:
-            with contextlib.suppress(FileNotFoundError):
-                os.rmdir(path)
+    _remove_directory(path, os.rmdir)
 
 
 def remove_tree(path: str) -> None:
     """Removes a folder and everything in it (a folder written under a temporary name, an
     old export); a missing one is fine."""
+    _remove_directory(path, shutil.rmtree)
+
+
+def _remove_directory(path: str, remove_local: Callable[[str], None]) -> None:
+    """A URL's folder goes with what is in it (object stores have no empty folders); a local
+    one by `remove_local`."""
     with _naming(path, 'remove the folder'):
         if is_url(path):
             if _gfile().exists(path):
                 _gfile().rmtree(path)
         else:
             with contextlib.suppress(FileNotFoundError):
-                shutil.rmtree(path)
+                remove_local(path)
 
 
 def rename(source: str, target: str) -> None:
