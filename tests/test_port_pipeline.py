@@ -133,3 +133,36 @@ def test_the_passes_sharing_one_tree_port_as_passes_parsing_each_its_own(monkeyp
     assert ran == {stage.NAME for stage in pipeline.STAGES
                    if isinstance(stage, type) and issubclass(stage, PortTransformer)}
     assert sum(code != sources[path] for path, (code, _) in shared.items()) >= 15
+
+
+@pytest.mark.slow
+def test_passes_that_filter_statements_port_as_passes_visiting_all(monkeypatch):
+    """A pass with `FILTERS_STATEMENTS` walks only the statements its pattern matches; the
+    same passes visiting every statement make the same files and the same notes. Every
+    filtering pass skips statements in the corpus and has work in it."""
+    sources = _corpus()
+    sources['scopes.py'] = ('import tensorflow as tf\nfrom tensorflow import layers as tfl\n\n\n'
+                            'def block(net, size):\n    half = size / 2\n'
+                            "    with tf.name_scope('block', [net]):\n"
+                            '        net = tfl.conv2d(net, half, 3)\n    return net\n')
+    skipped = {}
+    on_visit = PortTransformer.on_visit
+
+    def counted(transformer, node):
+        visited = on_visit(transformer, node)
+        skipped[transformer.NAME] = max(skipped.get(transformer.NAME, 0),
+                                        len(transformer._skipped))
+        return visited
+
+    monkeypatch.setattr(PortTransformer, 'on_visit', counted)
+    filtered = pipeline.port_sources(sources, tf_upgrade=None)
+    monkeypatch.setattr(PortTransformer, 'statement_filter', lambda transformer: None)
+    assert pipeline.port_sources(sources, tf_upgrade=None) == filtered
+    filtering = {stage.NAME for stage in pipeline.STAGES
+                 if getattr(stage, 'FILTERS_STATEMENTS', False)}
+    assert filtering >= {'names', 'tf.layers', 'scope values', 'division'}
+    assert all(skipped.get(name, 0) > 0 for name in filtering), skipped
+    changed_by = {note.message for _, notes in filtered[0].values() for note in notes}
+    assert any('old_div' in message for message in changed_by)
+    assert any('values=' in message for message in changed_by)
+    assert any('tf.layers.conv2d(...) ->' in message for message in changed_by)

@@ -139,3 +139,21 @@ def test_python_2s_urllib_functions_are_evidence():
         assert tree.port_sources({'m.py': python_3}, tf_upgrade=None)[0]['m.py'] == (
             python_3, [])
     assert python2.shows_python_2('from urllib import (urlencode,\n  quote)\n')
+
+
+def test_one_tool_ports_each_file_as_a_tool_of_its_own():
+    """The stage makes fissix's tool once (compiling the fixers' patterns costs more than most
+    files' fixes) and runs it on every file: each file's code and notes are those a fresh tool
+    makes of it alone, whatever files went before."""
+    others = [PROGRAM, 'import urllib2\nimport StringIO\nprint urllib2.urlopen\n',
+              'def f(d):\n    return d.has_key(1) and `d`\n']
+
+    def alone(code):
+        python2._tool.cache_clear()
+        return python2.Python2Stage.port(code, edits.Context('m.py'))
+
+    expected = [alone(code) for code in others]
+    python2._tool.cache_clear()
+    in_turn = [python2.Python2Stage.port(code, edits.Context('m.py')) for code in others * 2]
+    assert in_turn == expected * 2
+    assert all(notes for _, notes in expected)

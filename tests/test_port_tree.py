@@ -488,7 +488,6 @@ def test_a_pass_its_trigger_skips_has_no_work(monkeypatch):
 # -- the metadata a pass answers itself is libcst's ------------------------------------------------
 
 def test_pass_metadata_equals_libcst_providers():
-    import libcst as cst
     from libcst.metadata import (
         MetadataWrapper,
         ParentNodeProvider,
@@ -507,14 +506,16 @@ def test_pass_metadata_equals_libcst_providers():
     codes = [path.read_text() for path in sorted(FIXTURE.rglob('*.py'))
              if path.stat().st_size] + [NET, LINE_NUMBERS]
     for code in codes:
-        module = cst.parse_module(code)
-        reference = MetadataWrapper(module, unsafe_skip_copy=True)
+        # The pass runs as the port runs it: its answers from Python's parser where they can
+        # be (`facts`, `qualified`), LibCST's otherwise.
+        parsed = edits.ParsedFile(code)
+        reference = MetadataWrapper(parsed.module, unsafe_skip_copy=True)
         parents = reference.resolve(ParentNodeProvider)
         positions = reference.resolve(PositionProvider)
         names = reference.resolve(QualifiedNameProvider)
         probe = Probe(edits.Context())
         probe.seen = []
-        MetadataWrapper(module, unsafe_skip_copy=True).visit(probe)
+        parsed.run(probe)
         assert len(probe.seen) > 100
         for node, parent, line, qualified in probe.seen:
             assert parent is parents.get(node)

@@ -15,14 +15,17 @@ from typing import (
     Dict,
     Iterator,
     List,
+    Mapping,
     Optional,
     Pattern,
     Sequence,
+    Set,
 )
 
 import libcst as cst
 from libcst.metadata import (
     BaseAssignment,
+    CodeRange,
     MetadataWrapper,
     ParentNodeProvider,
     PositionProvider,
@@ -30,6 +33,9 @@ from libcst.metadata import (
     QualifiedNameProvider,
     ScopeProvider,
 )
+
+from slimdata.port.facts import MatchedLines, TreeFacts
+from slimdata.port.qualified import UNSCOPED
 
 CHANGED = 'changed'
 NOT_PORTED = 'not ported'
@@ -72,6 +78,13 @@ class Note:
 _OWN_METADATA = frozenset((ParentNodeProvider, PositionProvider, QualifiedNameProvider))
 
 
+#: `BINDINGS` for a pass whose statements need no name bound elsewhere (matches nothing).
+NO_BINDINGS = re.compile(r'(?!)')
+
+#: The nodes `statement_filter` skips.
+_STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+
+
 class PortTransformer(cst.CSTTransformer):
     """A porting pass: records notes by line, and the import lines its edits need.
 
@@ -90,6 +103,8 @@ class PortTransformer(cst.CSTTransformer):
 
     NAME: ClassVar[str] = ''
     TRIGGER: ClassVar[Pattern[str]] = re.compile('')
+    FILTERS_STATEMENTS: ClassVar[bool] = False  # see `statement_filter`
+    BINDINGS: ClassVar[Optional[Pattern[str]]] = None
 
     def __init__(self, context: Context) -> None:
         super().__init__()
@@ -101,6 +116,13 @@ class PortTransformer(cst.CSTTransformer):
         self._ancestors: List[cst.CSTNode] = []
         self.changed = False  # whether a `leave_*` replaced a node
         self.source = ''  # the code of the tree the pass runs on (not rendered again)
+        # What Python's parser says of the tree the pass runs on (set by `ParsedFile.run`;
+        # None: every answer is LibCST's).
+        self.facts: Optional[TreeFacts] = None
+        self._top_indexes: Optional[Dict[int, int]] = None
+        self._positions: Dict[int, Mapping[cst.CSTNode, CodeRange]] = {}  # by statement id
+        self._matched: Optional[MatchedLines] = None  # the lines `statement_filter` matches
+        self._skipped: Set[cst.CSTNode] = set()  # the statements it left unvisited
 
     @classmethod
     def has_work(cls, code: str, context: Context) -> bool:
@@ -129,13 +151,76 @@ class PortTransformer(cst.CSTTransformer):
         if key is ParentNodeProvider:
             found = self._parents.get(node, default)
         elif key is QualifiedNameProvider:
-            scope = self._resolved(ScopeProvider).get(node)
-            found = scope.get_qualified_names_for(node) if scope is not None else default
+            found = self._qualified_names(node, default)
         else:
             found = self._resolved(key).get(node, default)
         if found is _NO_DEFAULT:
             raise KeyError(f'no {key.__name__} metadata for {type(node).__name__}')
         return found
+
+    def _qualified_names(self, node: cst.CSTNode, default):
+        """From the module's own bindings when they say (`qualified.ModuleNames`), else from
+        LibCST's scope analysis."""
+        names = self.facts.module_names() if self.facts is not None else None
+        found = (names.qualified_names(node, self._parents.get, self._top_of)
+                 if names is not None else None)
+        if found is UNSCOPED:
+            return default
+        if found is not None:
+            return found
+        scope = self._resolved(ScopeProvider).get(node)
+        return scope.get_qualified_names_for(node) if scope is not None else default
+
+    def _top_of(self, node: cst.CSTNode) -> Optional[int]:
+        """The index in the module's body of the top-level statement holding `node` (one the
+        pass has visited), or None."""
+        if self.facts is None:
+            return None
+        if self._top_indexes is None:
+            self._top_indexes = {id(statement): index for index, statement
+                                 in enumerate(self.facts.module.body)}
+        current: Optional[cst.CSTNode] = node
+        while current is not None and id(current) not in self._top_indexes:
+            current = self._parents.get(current)
+        return self._top_indexes[id(current)] if current is not None else None
+
+    def _line_in_statement(self, node: cst.CSTNode) -> Optional[int]:
+        """`node`'s line from its statement's positions alone, or None.
+
+        LibCST's positions cost a rendering of the whole tree with every node's place recorded
+        (some 250 CPU microseconds a line), for the few nodes a pass writes notes on. The line
+        of the innermost statement holding `node` is Python's (`TreeFacts.spans`); the node's
+        place in it comes from the positions of that statement alone, rendered on its own.
+        """
+        statement = self._statement_of(node) if self.facts is not None else None
+        if statement is None or self.facts is None:
+            return None
+        positions = self._positions.get(id(statement))
+        if positions is None:
+            alone = self.facts.module.with_changes(body=[statement], header=[], footer=[])
+            positions = self._positions[id(statement)] = MetadataWrapper(
+                alone, unsafe_skip_copy=True).resolve(PositionProvider)
+        found = positions.get(node)
+        if found is None:
+            return None
+        line = self.facts.spans()[id(statement)].line
+        return line + found.start.line - positions[statement].start.line
+
+    def _statement_of(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        """The innermost statement holding `node` whose lines Python gave, through the parents
+        of the nodes the pass visited, or the top-level line of a statement not visited yet
+        (a pass's `visit_Module` notes imports before it visits them); or None."""
+        assert self.facts is not None, 'asked only with the facts of the tree'
+        spans = self.facts.spans()
+        current = node
+        while id(current) not in spans:
+            parent = self._parents.get(current)
+            if parent is None:
+                return next((statement for statement in self.facts.module.body
+                             if isinstance(statement, cst.SimpleStatementLine)
+                             and any(small is current for small in statement.body)), None)
+            current = parent
+        return current
 
     def bindings(self, name: cst.Name) -> Collection[BaseAssignment]:
         """Every binding of `name` visible where it is used (LibCST's scope analysis)."""
@@ -149,13 +234,42 @@ class PortTransformer(cst.CSTTransformer):
             self.metadata = {**self.metadata, key: self._wrapper.resolve(key)}
         return self.metadata[key]
 
+    def statement_filter(self) -> Optional[Pattern[str]]:
+        """A pattern for the statements the pass visits: those whose code it matches (with
+        the statements in them); others are left as they are, unvisited. None: every
+        statement. Called once `source` and `facts` are set, before the walk.
+
+        Walking a statement is what costs a pass most, so a pass whose work is all in the
+        statements that its `TRIGGER` matches, or that use a name an import or assignment
+        matching `BINDINGS` (default: `TRIGGER`) binds (`slim` of `slim = tf.contrib.slim`),
+        and that needs nothing of the others, sets `FILTERS_STATEMENTS`.
+        """
+        if not self.FILTERS_STATEMENTS or self.facts is None:
+            return None
+        names = self.facts.names_bound_where(self.BINDINGS or self.TRIGGER)
+        if names is None:
+            return None
+        alternatives = [self.TRIGGER.pattern]
+        if names:
+            alternatives.append(r'\b(?:' + '|'.join(map(re.escape, sorted(names))) + r')\b')
+        return re.compile('|'.join(f'(?:{alternative})' for alternative in alternatives),
+                          self.TRIGGER.flags)
+
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self._ancestors:
             self._parents[node] = self._ancestors[-1]
+        if self._matched is not None and self.facts is not None and isinstance(
+                node, _STATEMENTS):
+            span = self.facts.spans().get(id(node))
+            if span is not None and not self._matched.any_in(span.first, span.last):
+                self._skipped.add(node)
+                return False
         self._ancestors.append(node)
         return super().on_visit(node)
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):
+        if original_node in self._skipped:
+            return updated_node
         self._ancestors.pop()
         result = super().on_leave(original_node, updated_node)
         if result is not updated_node:
@@ -163,7 +277,8 @@ class PortTransformer(cst.CSTTransformer):
         return result
 
     def line_of(self, node: cst.CSTNode) -> int:
-        return self.get_metadata(PositionProvider, node).start.line
+        line = self._line_in_statement(node)
+        return line if line is not None else self.get_metadata(PositionProvider, node).start.line
 
     def note(self, kind: str, node: cst.CSTNode, message: str) -> None:
         self.notes.append(Note(kind, self.line_of(node), message))
@@ -261,11 +376,21 @@ class ParsedFile:
         self.code = code
         # A freshly parsed tree holds no node twice: no need for the wrapper's deep copy.
         self._wrapper = MetadataWrapper(cst.parse_module(code), unsafe_skip_copy=True)
+        self._facts = TreeFacts(self._wrapper.module, code)
+
+    @property
+    def module(self) -> cst.Module:
+        """The tree as it is now."""
+        return self._wrapper.module
 
     def run(self, transformer: PortTransformer) -> None:
         """Runs one pass over the tree, and the imports it needs added."""
         with garbage_collection_paused():
             transformer.source = self.code
+            transformer.facts = self._facts
+            pattern = transformer.statement_filter()
+            if pattern is not None:
+                transformer._matched = self._facts.matched_lines(pattern)
             visited = self._wrapper.visit(transformer)
             module = add_imports(visited, transformer.needed_imports)
             if not transformer.changed and module is visited:
@@ -274,6 +399,7 @@ class ParsedFile:
             # wrapper's deep copy would be for): the new tree is taken as it is too.
             self._wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
             self.code = module.code
+            self._facts = TreeFacts(module, self.code)
 
 
 @contextlib.contextmanager

@@ -29,6 +29,7 @@ class LayersPass(SpellingAware):
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ParentNodeProvider)
     NAME = 'tf.layers'
     TRIGGER = re.compile(r'\blayers\b')
+    FILTERS_STATEMENTS = True
 
     def visit_Module(self, node: cst.Module) -> None:
         self.learn_spelling(node)

@@ -231,6 +231,11 @@ class _ImportFinder(cst.CSTVisitor):
         self.spelling = spelling
         self.found: List[Tuple[cst.CSTNode, str, str, bool]] = []
 
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        # No statement is inside an expression (a lambda's body is one): the expressions,
+        # most of the tree, are not walked.
+        return not isinstance(node, cst.BaseExpression) and super().on_visit(node)
+
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
             name = code_of(alias.name)

@@ -33,6 +33,7 @@ class NamesPass(ImportRewriting, PrivateNames):
     # Every name of its tables (rules.NAME_RULES, UNPORTABLE, PRIVATE_MODULES) holds one of
     # these words, under any spelling of TensorFlow.
     TRIGGER = re.compile(r'contrib|tf_slim|tensorflow\.python|rnn_cell|\bestimator\b')
+    FILTERS_STATEMENTS = True
 
     def __init__(self, context: Context) -> None:
         super().__init__(context)

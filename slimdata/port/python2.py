@@ -17,6 +17,7 @@ marked Python 2 (`Context.python_2`) for the passes that keep Python 2's semanti
 """
 
 import ast
+import functools
 import re
 from typing import Callable, Dict, List, Tuple, Type
 
@@ -218,7 +219,8 @@ class Python2Stage:
             notes.append(Note(CHANGED, 1, 'ported as Python 2 code, though nothing in it shows '
                                           f'Python 2: {context.python_2_by_imports}'))
         context.python_2 = True
-        tool = _Tool(notes)
+        tool = _tool()
+        tool.notes = notes
         try:
             tree = tool.refactor_string(code if code.endswith('\n') else code + '\n',
                                         context.path)
@@ -248,11 +250,20 @@ def _line_of(error: Exception) -> int:
     return position[0] if isinstance(position, tuple) else 1
 
 
-class _Tool(refactor.RefactoringTool):
-    """fissix's RefactoringTool with the fixers of `FIXERS`, each change noted by line."""
+@functools.lru_cache(maxsize=1)
+def _tool() -> '_Tool':
+    """The one tool every file goes through: making it compiles the fixers' patterns, which
+    costs more than most files' fixes (measured: two thirds of the stage's time on seglink,
+    made once per file)."""
+    return _Tool()
 
-    def __init__(self, notes: List[Note]) -> None:
-        self.notes = notes
+
+class _Tool(refactor.RefactoringTool):
+    """fissix's RefactoringTool with the fixers of `FIXERS`, each change noted by line in
+    `notes` (set for each file: fixers start each tree afresh, `start_tree`)."""
+
+    def __init__(self) -> None:
+        self.notes: List[Note] = []
         super().__init__([])
 
     def get_fixers(self):
@@ -260,7 +271,7 @@ class _Tool(refactor.RefactoringTool):
         post_order: List[fixer_base.BaseFix] = []
         for fixer_class, what in FIXERS.items():
             fixer = fixer_class(self.options, self.fixer_log)
-            _record(fixer, what, self.notes)
+            _record(fixer, what, self)
             (pre_order if fixer.order == 'pre' else post_order).append(fixer)
         pre_order.sort(key=lambda fixer: fixer.run_order)
         post_order.sort(key=lambda fixer: fixer.run_order)
@@ -270,8 +281,9 @@ class _Tool(refactor.RefactoringTool):
         raise  # noqa: PLE0704 - fissix's hook, called in an except block: the error goes up
 
 
-def _record(fixer: fixer_base.BaseFix, what: str, notes: List[Note]) -> None:
-    """Makes `fixer` note each change it makes, and what it cannot convert, by line."""
+def _record(fixer: fixer_base.BaseFix, what: str, tool: '_Tool') -> None:
+    """Makes `fixer` note each change it makes, and what it cannot convert, by line, in the
+    notes of the file `tool` is on."""
     transform: Callable = fixer.transform
 
     def transform_noted(node: pytree.Base, results):
@@ -282,17 +294,17 @@ def _record(fixer: fixer_base.BaseFix, what: str, notes: List[Note]) -> None:
             around, before, line = new, str(node), _start_line(node)
         line = _changed_line(before, str(around), line)
         if line is not None:
-            notes.append(Note(CHANGED, line, f'{what} (2to3 {_fixer_name(fixer)})'))
+            tool.notes.append(Note(CHANGED, line, f'{what} (2to3 {_fixer_name(fixer)})'))
         return new
 
     def cannot_convert(node: pytree.Base, reason=None):
-        notes.append(Note(NOT_PORTED, node.get_lineno() or 1,
-                          f'2to3 {_fixer_name(fixer)} could not convert this'
-                          + (f': {reason}' if reason else '')))
+        tool.notes.append(Note(NOT_PORTED, node.get_lineno() or 1,
+                               f'2to3 {_fixer_name(fixer)} could not convert this'
+                               + (f': {reason}' if reason else '')))
 
     def warning(node: pytree.Base, reason):
-        notes.append(Note(NOT_PORTED, node.get_lineno() or 1,
-                          f'2to3 {_fixer_name(fixer)}: {reason}'))
+        tool.notes.append(Note(NOT_PORTED, node.get_lineno() or 1,
+                               f'2to3 {_fixer_name(fixer)}: {reason}'))
 
     fixer.transform = transform_noted
     fixer.cannot_convert = cannot_convert

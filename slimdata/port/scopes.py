@@ -23,6 +23,8 @@ class ScopeValuesPass(SpellingAware):
 
     NAME = 'scope values'
     TRIGGER = re.compile(r'\b(?:name|variable)_scope\([^()\[]*,\s*[\[(]')
+    FILTERS_STATEMENTS = True
+    BINDINGS = re.compile(r'\b(?:name|variable)_scope\b')
 
     def visit_Module(self, node: cst.Module) -> None:
         self.learn_spelling(node)

@@ -17,7 +17,14 @@ from typing import Optional
 import libcst as cst
 from libcst.helpers import ensure_type
 
-from slimdata.port.edits import CHANGED, NOT_PORTED, Context, PortTransformer, code_of
+from slimdata.port.edits import (
+    CHANGED,
+    NO_BINDINGS,
+    NOT_PORTED,
+    Context,
+    PortTransformer,
+    code_of,
+)
 
 _FUTURE_DIVISION = re.compile(r'^[ \t]*from[ \t]+__future__[ \t]+import[^\n]*\bdivision\b',
                               re.MULTILINE)
@@ -57,6 +64,10 @@ class DivisionPass(PortTransformer):
     """Keeps Python 2's `/` of integers (see the module docstring)."""
 
     NAME = 'division'
+    # Its work is all in the statements holding a `/`; it needs nothing of the others.
+    TRIGGER = re.compile('/')
+    FILTERS_STATEMENTS = True
+    BINDINGS = NO_BINDINGS
 
     @classmethod
     def has_work(cls, code: str, context: Context) -> bool:

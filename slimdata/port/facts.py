@@ -1,0 +1,172 @@
+"""What Python's own parser tells of a LibCST tree, cheaper than LibCST's metadata.
+
+LibCST's metadata providers each walk the whole tree in Python. Python's `ast` parser is
+written in C (some 15 CPU microseconds a line with its walk) and numbers every statement's lines,
+so the passes ask it what it can answer, for the tree as it is before each pass:
+
+- the names the module binds (`qualified.ModuleNames`), for qualified names;
+- the lines each statement spans: for the report's line numbers, and so that a pass skips the
+  statements its pattern does not match (`PortTransformer.statement_filter`).
+
+LibCST's statements and Python's pair one to one in each block, except that a line of
+statements joined by `;` is one of LibCST's (`qualified.top_indexes`).
+"""
+
+import ast
+import bisect
+import re
+from typing import (
+    Dict,
+    Iterator,
+    List,
+    NamedTuple,
+    Optional,
+    Pattern,
+    Sequence,
+    Set,
+    Tuple,
+    Union,
+    cast,
+)
+
+import libcst as cst
+
+from slimdata.port.qualified import ModuleNames, top_indexes
+
+_NOT_YET = object()  # a fact not computed yet
+
+
+class TreeFacts:
+    """The facts of a LibCST `module` whose code is `code`, each computed when first asked."""
+
+    def __init__(self, module: cst.Module, code: str) -> None:
+        self.module, self.code = module, code
+        self._tree: object = _NOT_YET
+        self._names: object = _NOT_YET
+        self._spans: object = _NOT_YET
+
+    def python_tree(self) -> Optional[ast.Module]:
+        if self._tree is _NOT_YET:
+            try:
+                self._tree = ast.parse(self.code)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._tree = None
+        return cast(Optional[ast.Module], self._tree)
+
+    def module_names(self) -> Optional[ModuleNames]:
+        if self._names is _NOT_YET:
+            tree = self.python_tree()
+            self._names = ModuleNames.of(tree, self.module) if tree is not None else None
+        return cast(Optional[ModuleNames], self._names)
+
+    def spans(self) -> Dict[int, 'Span']:
+        """The lines of the statements (by the id of LibCST's node) of each block that pairs
+        with Python's, nested blocks too."""
+        if self._spans is _NOT_YET:
+            spans: Dict[int, Span] = {}
+            tree = self.python_tree()
+            if tree is not None:
+                _pair(tree.body, self.module.body, spans)
+            self._spans = spans
+        return cast(Dict[int, Span], self._spans)
+
+    def matched_lines(self, pattern: Pattern[str]) -> 'MatchedLines':
+        return MatchedLines(self.code, pattern)
+
+    def names_bound_where(self, pattern: Pattern[str]) -> Optional[Set[str]]:
+        """The names bound by the imports and assignments (anywhere) whose code `pattern`
+        matches (`slim` of `slim = tf.contrib.slim`), or None without Python's tree."""
+        tree = self.python_tree()
+        if tree is None:
+            return None
+        lines = self.code.splitlines(keepends=True)
+        names: Set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, _BINDING_STATEMENTS) and pattern.search(''.join(
+                    lines[node.lineno - 1:node.end_lineno])):
+                names.update(_bound_by(node))
+        return names
+
+
+class Span(NamedTuple):
+    """A statement's lines: `first` (its decorators' included), `line` (its own, where
+    LibCST's positions start it: a definition's `def`), `last`."""
+    first: int
+    line: int
+    last: int
+
+
+class MatchedLines:
+    """The lines of `code` a match of `pattern` starts or goes on in."""
+
+    def __init__(self, code: str, pattern: Pattern[str]) -> None:
+        starts = [0] + [found.end() for found in re.finditer('\n', code)]
+        self._lines: List[int] = []
+        for found in pattern.finditer(code):
+            first = bisect.bisect_right(starts, found.start())
+            last = bisect.bisect_right(starts, max(found.end() - 1, found.start()))
+            self._lines.extend(range(first, last + 1))
+        self._lines.sort()
+
+    def any_in(self, first: int, last: int) -> bool:
+        index = bisect.bisect_left(self._lines, first)
+        return index < len(self._lines) and self._lines[index] <= last
+
+
+_BINDING_STATEMENTS = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.AugAssign)
+
+
+def _bound_by(statement: ast.stmt) -> Iterator[str]:
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        for alias in statement.names:
+            if alias.name != '*':
+                yield alias.asname or alias.name.split('.', 1)[0]
+        return
+    targets = (statement.targets if isinstance(statement, ast.Assign)
+               else [cast(Union[ast.AnnAssign, ast.AugAssign], statement).target])
+    for target in targets:
+        for node in ast.walk(target):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                yield node.id
+
+
+def _pair(statements: Sequence[ast.stmt], body: Sequence[cst.CSTNode],
+          spans: Dict[int, Span]) -> None:
+    """Records the spans of the LibCST statements `body`, paired with Python's `statements`
+    (nothing for a block that does not pair)."""
+    tops = top_indexes(list(statements), body)
+    if tops is None:
+        return
+    groups: Dict[int, List[ast.stmt]] = {}
+    for top, statement in zip(tops, statements):
+        groups.setdefault(top, []).append(statement)
+    for index, node in enumerate(body):
+        group = groups[index]
+        first = min([group[0].lineno] + [decorator.lineno for decorator
+                                         in getattr(group[0], 'decorator_list', ())])
+        spans[id(node)] = Span(first, group[0].lineno, cast(int, group[-1].end_lineno))
+        if not isinstance(node, cst.SimpleStatementLine):
+            for inner_statements, inner_body in _blocks(group[0], node):
+                _pair(inner_statements, inner_body, spans)
+
+
+def _blocks(statement: ast.stmt, node: cst.CSTNode
+            ) -> Iterator[Tuple[Sequence[ast.stmt], Sequence[cst.CSTNode]]]:
+    """The blocks of a compound statement, Python's beside LibCST's (indented ones only)."""
+    yield from _block(getattr(statement, 'body', None), getattr(node, 'body', None))
+    if isinstance(node, (cst.Try, cst.TryStar)):
+        for handler, cst_handler in zip(getattr(statement, 'handlers', ()), node.handlers):
+            yield from _block(handler.body, getattr(cst_handler, 'body', None))
+        if node.finalbody is not None:
+            yield from _block(getattr(statement, 'finalbody', None), node.finalbody.body)
+    orelse = getattr(node, 'orelse', None)
+    if isinstance(orelse, cst.Else):
+        yield from _block(getattr(statement, 'orelse', None), orelse.body)
+    elif isinstance(orelse, cst.If):  # elif: Python's `orelse` holds that one `if`
+        yield getattr(statement, 'orelse', []), [orelse]
+
+
+def _block(statements: Union[List[ast.stmt], None], suite: object
+           ) -> Iterator[Tuple[Sequence[ast.stmt], Sequence[cst.CSTNode]]]:
+    if isinstance(suite, cst.IndentedBlock) and isinstance(statements, list):
+        yield statements, suite.body

@@ -1,0 +1,249 @@
+"""The port's answers from Python's parser (`qualified`, `facts`) are LibCST's.
+
+The passes ask what a name means and what line a node is on; `qualified.ModuleNames` and
+`facts.TreeFacts` answer from Python's own parser where they can, much cheaper than LibCST's
+scope analysis and positions. Every answer they give is compared here with LibCST's own
+(`ScopeProvider`, `PositionProvider`), for every name and attribute, and every node, of a module
+written to hold each kind of scope and binding and of real code (slimdata's own modules and the
+port's fixture). The expectations are LibCST's, computed by LibCST.
+"""
+
+import ast
+import pathlib
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, ScopeProvider
+
+from slimdata.port import edits, qualified
+from slimdata.port.facts import TreeFacts
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+#: Every kind of scope and binding `ModuleNames` models, or leaves to LibCST.
+SCOPES = '''"""Names in every kind of scope."""
+import os
+import os.path
+import typing
+import numpy as np
+import tensorflow as tf
+import tensorflow.contrib.slim as slim
+from tensorflow.contrib import layers as contrib_layers, framework
+from . import sibling
+from .. import parent as up
+from .pkg.mod import thing
+from tensorflow.python.ops import *  # noqa
+tf_compat = tf.compat.v1; first = helper
+helper()
+slim.conv2d(1)
+print(np.float(1), os.path.join('a'))
+os.path.exists('x')
+try:
+    import cPickle as pickle
+except ImportError as missing:
+    import pickle
+    missing.args
+with open('f') as handle:
+    handle.read()
+if pickle:
+    shadow = 1
+elif tf:
+    shadow = 2
+else:
+    pass
+[shadow.real for shadow in range(2)]
+counter = 0
+counter += 1
+annotated_name: int = 3
+
+
+def helper(x, y=tf.zeros, *args, z=np.int, **kwargs):
+    np = x
+    np.float(tf.contrib.slim.arg_scope)
+    inner = lambda tf, d=tf.zeros: tf.contrib.slim(d)
+    values = [tf.contrib.layers for tf in (1, 2) if tf.contrib]
+    nested = [[y.real for y in row] for row in values]
+    total = 0
+    total += sum(v.shape for v in values)
+    late()
+    def late():
+        return slim.conv2d
+    late()
+    x(y)
+    kwargs.items()
+    typing.NewType(x, int)  # LibCST's scope analysis skips the first argument
+    if x: import json as loaded
+    loaded.dumps(nested, inner)
+    return {k: tf.v for k, tf in kwargs.items()}, (tf.a for _ in args), annotated_name.real
+
+
+@framework.add_arg_scope
+class Model(object):
+    tf = None
+    layers = contrib_layers.conv2d
+    layers.call()
+
+    @staticmethod
+    def build(tf=tf.compat):
+        global os
+        os = tf.x
+        return tf.contrib, Model.layers, layers
+
+    def call(self, inputs):
+        layers = self.layers
+        with tf.variable_scope('x') as scope:
+            scope.reuse_variables()
+        try:
+            pass
+        except ValueError as error:
+            error.args
+        for slim in range(3):
+            slim.bit_length()
+        if (n := len(inputs)) > 2:
+            n.bit_length()
+        def closure():
+            nonlocal layers
+            return layers.x
+        return layers(inputs), tf.nn.relu, closure
+
+
+def annotated(a: tf.Tensor) -> np.ndarray:
+    b: int = a.shape
+    return b.real, framework.arg_scope, thing.x, sibling.y, up.z
+
+
+if __name__ == '__main__':
+    tf.app.run()
+    slim = None
+    slim.x
+    late_module = 1
+late_module.real
+for index in range(2):
+    index.real
+'''
+
+
+def _corpus():
+    """SCOPES, the port's fixture, and some of slimdata's own modules (real code, with
+    classes, closures, comprehensions, lambdas, decorators)."""
+    port = ROOT / 'slimdata' / 'port'
+    paths = [*(port / name for name in ('edits.py', 'facts.py', 'python2.py', 'qualified.py',
+                                        'tree.py', 'upgrade_v2.py')),
+             ROOT / 'slimdata' / 'contrib' / 'estimator' / 'training.py',
+             *sorted((ROOT / 'tests' / 'port_fixture').rglob('*.py'))]
+    return [('scopes.py', SCOPES)] + [(path.name, path.read_text()) for path in paths
+                                      if path.stat().st_size]
+
+
+def _parents_and_scopes(module):
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    return wrapper.resolve(ParentNodeProvider), wrapper.resolve(ScopeProvider)
+
+
+@pytest.mark.parametrize('path, code', _corpus(), ids=lambda value: str(value)[:20])
+def test_qualified_names_are_libcst_s(path, code):
+    module = cst.parse_module(code)
+    parents, scopes = _parents_and_scopes(module)
+    names = qualified.ModuleNames.of(ast.parse(code), module)
+    assert names is not None
+    tops = {id(statement): index for index, statement in enumerate(module.body)}
+
+    def top_of(node):
+        while node is not None and id(node) not in tops:
+            node = parents.get(node)
+        return tops[id(node)] if node is not None else None
+
+    answered = asked = 0
+    for node in parents:
+        if not isinstance(node, (cst.Name, cst.Attribute)):
+            continue
+        got = names.qualified_names(node, parents.get, top_of)
+        asked += isinstance(node, cst.Attribute)
+        if got is None:
+            continue
+        answered += isinstance(node, cst.Attribute)
+        scope = scopes.get(node)
+        if got is qualified.UNSCOPED:
+            assert scope is None, cst.Module([]).code_for_node(node)
+        else:
+            assert got == set(scope.get_qualified_names_for(node)), (
+                path, cst.Module([]).code_for_node(node))
+    # Most attributes are answered without LibCST: the fast path did not quietly fall back.
+    assert answered >= 0.6 * asked
+
+
+def test_the_scopes_module_has_each_kind_of_answer():
+    """The comparison above meets every branch: names through imports, locals of each kind of
+    scope, builtins, nothing, nodes in imports, and cases left to LibCST."""
+    module = cst.parse_module(SCOPES)
+    parents, _ = _parents_and_scopes(module)
+    names = qualified.ModuleNames.of(ast.parse(SCOPES), module)
+    found = {}
+    for node in parents:
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            answer = names.qualified_names(node, parents.get, lambda node: None)
+            found.setdefault(cst.Module([]).code_for_node(node), []).append(answer)
+
+    def answers(code):
+        return [answer if answer in (None, qualified.UNSCOPED) else {name.name for name in answer}
+                for answer in found[code]]
+
+    assert answers('np.float') == [{'numpy.float'}, {'helper.<locals>.np.float'}]
+    assert answers('tf.contrib.slim.arg_scope') == [{'tensorflow.contrib.slim.arg_scope'}]
+    assert answers('contrib_layers.conv2d') == [{'tensorflow.contrib.layers.conv2d'}]
+    assert answers('thing.x') == [{'.pkg.mod.thing.x'}] and answers('up.z') == [{'..parent.z'}]
+    assert answers('shadow.real') == [{'<comprehension>.shadow.real'}]
+    assert answers('scope.reuse_variables') == [{'Model.call.<locals>.scope.reuse_variables'}]
+    assert answers('loaded.dumps') == [{'json.dumps'}]
+    assert answers('late_module.real') == [{'late_module.real'}]
+    assert answers('print') == [{'builtins.print'}]
+    # In the imports LibCST has no scope; `os` is rebound by `global os` in a method.
+    assert answers('os')[:2] == [qualified.UNSCOPED] * 2 and set(answers('os')[2:]) == {None}
+    # Left to LibCST: an except name at module level, `import os.path`'s dotted names, a
+    # walrus (it binds outside comprehensions), a name as it is assigned.
+    assert answers('missing.args') == [None] and answers('os.path.exists') == [None]
+    assert answers('n.bit_length') == [None] and answers('counter') == [None, None]
+    # NewType's first argument has no scope in LibCST; the same parameter as a callee has one.
+    calls = {cst.Module([]).code_for_node(node.func): node for node in parents
+             if isinstance(node, cst.Call)}
+    assert names.qualified_names(calls['typing.NewType'].args[0].value, parents.get,
+                                 lambda node: None) is None
+    assert names.qualified_names(calls['x'].func, parents.get, lambda node: None) is not None
+
+
+@pytest.mark.parametrize('path, code', _corpus(), ids=lambda value: str(value)[:20])
+def test_lines_are_libcst_s(path, code):
+    """A pass's `line_of` (its statement's line from Python, the node's place in it from the
+    statement rendered alone) is LibCST's position for every node."""
+    parsed = edits.ParsedFile(code)
+    reference = MetadataWrapper(parsed.module, unsafe_skip_copy=True).resolve(PositionProvider)
+    checked = []
+
+    class Probe(edits.PortTransformer):
+        def on_leave(self, original_node, updated_node):
+            line = self._line_in_statement(original_node)
+            if line is not None:
+                checked.append((original_node, line))
+            return super().on_leave(original_node, updated_node)
+
+    parsed.run(Probe(edits.Context(path)))
+    assert len(checked) >= 0.95 * len(reference) - 1  # all but the module and its comments
+    for node, line in checked:
+        assert line == reference[node].start.line, (path, cst.Module([]).code_for_node(node))
+
+
+def test_spans_pair_every_statement_with_python_s():
+    code = SCOPES + 'a = 1; b = 2\nif a:\n    c = 3; d = 4\n'
+    module = cst.parse_module(code)
+    spans = TreeFacts(module, code).spans()
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    statements = [node for node in positions
+                  if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement))]
+    assert len(statements) > 60
+    for statement in statements:
+        span = spans[id(statement)]
+        assert span.line == positions[statement].start.line
+        assert span.first <= span.line <= span.last
+    assert {spans[id(statement)].first for statement in module.body
+            if isinstance(statement, cst.ClassDef)} == {SCOPES.splitlines().index(
+                '@framework.add_arg_scope') + 1}
