@@ -161,7 +161,10 @@ class PortTransformer(cst.CSTTransformer):
     def _qualified_names(self, node: cst.CSTNode, default):
         """From the module's own bindings when they say (`qualified.ModuleNames`), else from
         LibCST's scope analysis."""
-        names = self.facts.module_names() if self.facts is not None else None
+        # Only for a node whose parents are known up to the module: visited by the pass, or
+        # by a `LookAhead` of it.
+        names = (self.facts.module_names()
+                 if self.facts is not None and node in self._parents else None)
         found = (names.qualified_names(node, self._parents.get, self._top_of)
                  if names is not None else None)
         if found is UNSCOPED:
@@ -291,6 +294,29 @@ class PortTransformer(cst.CSTTransformer):
         """The one qualified name of `node` through the file's imports, or None."""
         names = self.get_metadata(QualifiedNameProvider, node, set())
         return next(iter(names)).name if len(names) == 1 else None
+
+
+class LookAhead(cst.CSTVisitor):
+    """A visitor a pass runs over part of its tree before its own walk gets there (a scope's
+    statements, from its `visit_FunctionDef`). It records the parents of the nodes it visits
+    for the pass, whose metadata then answers for them as for the nodes the pass visited (from
+    Python's parser, not LibCST's whole-tree analyses). `parent`: the parent of the node it
+    is run on (None for the module)."""
+
+    def __init__(self, port_pass: PortTransformer, parent: Optional[cst.CSTNode]) -> None:
+        super().__init__()
+        self._parents = port_pass._parents
+        self._ancestors = [parent] if parent is not None else []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._ancestors:
+            self._parents.setdefault(node, self._ancestors[-1])
+        self._ancestors.append(node)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._ancestors.pop()
+        super().on_leave(original_node)
 
 
 def code_of(node: cst.CSTNode) -> str:

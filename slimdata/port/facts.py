@@ -44,6 +44,8 @@ class TreeFacts:
         self._tree: object = _NOT_YET
         self._names: object = _NOT_YET
         self._spans: object = _NOT_YET
+        self._bindings: object = _NOT_YET  # (code, names bound) of each binding statement
+        self._code_lines: Optional[List[str]] = None
 
     def python_tree(self) -> Optional[ast.Module]:
         if self._tree is _NOT_YET:
@@ -76,16 +78,20 @@ class TreeFacts:
     def names_bound_where(self, pattern: Pattern[str]) -> Optional[Set[str]]:
         """The names bound by the imports and assignments (anywhere) whose code `pattern`
         matches (`slim` of `slim = tf.contrib.slim`), or None without Python's tree."""
-        tree = self.python_tree()
-        if tree is None:
+        if self._bindings is _NOT_YET:
+            tree = self.python_tree()
+            self._bindings = None if tree is None else [
+                (''.join(self._lines()[node.lineno - 1:node.end_lineno]), set(_bound_by(node)))
+                for node in ast.walk(tree) if isinstance(node, _BINDING_STATEMENTS)]
+        if self._bindings is None:
             return None
-        lines = self.code.splitlines(keepends=True)
-        names: Set[str] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, _BINDING_STATEMENTS) and pattern.search(''.join(
-                    lines[node.lineno - 1:node.end_lineno])):
-                names.update(_bound_by(node))
-        return names
+        return {name for code, names in cast(List[Tuple[str, Set[str]]], self._bindings)
+                if pattern.search(code) for name in names}
+
+    def _lines(self) -> List[str]:
+        if self._code_lines is None:
+            self._code_lines = self.code.splitlines(keepends=True)
+        return self._code_lines
 
 
 class Span(NamedTuple):

@@ -34,6 +34,7 @@ class FlagDefaultsPass(PortTransformer):
 
     NAME = 'flag defaults'
     TRIGGER = _DEFINE
+    FILTERS_STATEMENTS = True
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         func = original.func

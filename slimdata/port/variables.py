@@ -25,7 +25,7 @@ from typing import List, Optional, Union
 
 import libcst as cst
 
-from slimdata.port.edits import CHANGED, PortTransformer, code_of
+from slimdata.port.edits import CHANGED, NO_BINDINGS, PortTransformer, code_of
 
 RESOURCE_OP = 'VarHandleOp'
 _REFERENCE_OPS = frozenset(('Variable', 'VariableV2'))
@@ -89,6 +89,8 @@ class ResourceVariablesPass(PortTransformer):
 
     NAME = 'resource variables'
     TRIGGER = re.compile('|'.join(rf'[\'"]{op}[\'"]' for op in sorted(_REFERENCE_OPS)))
+    FILTERS_STATEMENTS = True  # its checks are the literals it matches
+    BINDINGS = NO_BINDINGS
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         func = updated.func

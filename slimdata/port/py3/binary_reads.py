@@ -12,7 +12,15 @@ from typing import Dict, Optional, Set, Union
 
 import libcst as cst
 
-from slimdata.port.edits import CHANGED, NOT_PORTED, callee_name, code_of, mode_argument
+from slimdata.port.edits import (
+    CHANGED,
+    NO_BINDINGS,
+    NOT_PORTED,
+    LookAhead,
+    callee_name,
+    code_of,
+    mode_argument,
+)
 from slimdata.port.spelling import SpellingAware
 
 # Functions that open a file: the standard ones and TensorFlow's (TF1 names included).
@@ -34,6 +42,9 @@ class BinaryReadsPass(SpellingAware):
 
     NAME = 'binary reads'
     TRIGGER = re.compile(r'\.read\(\)')
+    # The statements holding a read; its scans of each scope read the rest themselves.
+    FILTERS_STATEMENTS = True
+    BINDINGS = NO_BINDINGS
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -49,8 +60,12 @@ class BinaryReadsPass(SpellingAware):
 
     def _scan_scope(self, scope: Union[cst.Module, cst.FunctionDef]) -> None:
         """Finds the whole-file text reads of `scope` (not of functions inside it)."""
-        scanner = _ReadScanner(self)
-        scope.visit(scanner) if isinstance(scope, cst.Module) else scope.body.visit(scanner)
+        if isinstance(scope, cst.Module):
+            scanner = _ReadScanner(self, None)
+            scope.visit(scanner)
+        else:
+            scanner = _ReadScanner(self, scope)
+            scope.body.visit(scanner)
         for call, name in scanner.reads.items():
             if name and _IMAGE_DATA_NAME.search(name):
                 self.binary_reads[call] = f'{name} holds image data'
@@ -79,11 +94,11 @@ class BinaryReadsPass(SpellingAware):
             else argument for index, argument in enumerate(updated.args)])
 
 
-class _ReadScanner(cst.CSTVisitor):
+class _ReadScanner(LookAhead):
     """In one scope: `name = opener(path[, 'r']).read()` reads, and what bytes sinks receive."""
 
-    def __init__(self, reads_pass: BinaryReadsPass) -> None:
-        super().__init__()
+    def __init__(self, reads_pass: BinaryReadsPass, parent: Optional[cst.CSTNode]) -> None:
+        super().__init__(reads_pass, parent)
         self.reads_pass = reads_pass
         self.reads: Dict[cst.Call, Optional[str]] = {}
         self.sink_arguments: Dict[str, str] = {}
@@ -91,13 +106,15 @@ class _ReadScanner(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False  # its own scope
 
-    def visit_Assign(self, node: cst.Assign) -> None:
+    # On leaving a node, not on visiting it: its children's parents are known by then (the
+    # pass's qualified names need them). An assignment's call is left before it.
+    def leave_Assign(self, node: cst.Assign) -> None:
         opener = self._text_read_opener(node.value)
         if opener is not None and len(node.targets) == 1:
             target = node.targets[0].target
             self.reads[opener] = target.value if isinstance(target, cst.Name) else None
 
-    def visit_Call(self, node: cst.Call) -> None:
+    def leave_Call(self, node: cst.Call) -> None:
         callee = callee_name(node)
         if _BYTES_SINK.search(callee):
             for argument in node.args:

@@ -19,6 +19,7 @@ class BytesLiteralsPass(PortTransformer):
 
     NAME = 'bytes literals'
     TRIGGER = re.compile(r'(?i:bytes(_list)?_feature|byteslist)')
+    FILTERS_STATEMENTS = True
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         if not _BYTES_SINK_HELPER.search(callee_name(original)):
