@@ -125,9 +125,11 @@ def measure_own(root: pathlib.Path) -> dict:
     from slimdata.port import tree
     progress.configure(quiet=True)
     sources = python_sources(root)
+    # Once per run, as tf_upgrade_v2's start-up: the imports, and 2to3's fixers compiled.
     tree.port_sources({'warm.py': 'import tensorflow as tf\nslim = tf.contrib.slim\n'
                                   'from tensorflow.python.ops import array_ops\n'
-                                  'x = array_ops.unstack\n'}, tf_upgrade=None)
+                                  'x = array_ops.unstack\n',
+                       'warm_python_2.py': 'print "x"\n'}, tf_upgrade=None)
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.process_time()
     tree.port_sources(sources, tf_upgrade=None)

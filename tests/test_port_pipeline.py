@@ -161,7 +161,7 @@ def test_passes_that_filter_statements_port_as_passes_visiting_all(monkeypatch):
     filtering = {stage.NAME for stage in pipeline.STAGES
                  if getattr(stage, 'FILTERS_STATEMENTS', False)}
     assert filtering >= {'names', 'tf.layers', 'scope values', 'division', 'binary reads',
-                         'bytes literals', 'flag defaults', 'resource variables'}
+                         'bytes literals', 'flag defaults', 'resource variables', 'dict views'}
     assert all(skipped.get(name, 0) > 0 for name in filtering), skipped
     changed_by = {note.message for _, notes in filtered[0].values() for note in notes}
     assert any('old_div' in message for message in changed_by)

@@ -20,6 +20,7 @@ from typing import (
     Pattern,
     Sequence,
     Set,
+    Tuple,
 )
 
 import libcst as cst
@@ -104,6 +105,7 @@ class PortTransformer(cst.CSTTransformer):
     NAME: ClassVar[str] = ''
     TRIGGER: ClassVar[Pattern[str]] = re.compile('')
     FILTERS_STATEMENTS: ClassVar[bool] = False  # see `statement_filter`
+    STATEMENTS: ClassVar[Optional[Pattern[str]]] = None
     BINDINGS: ClassVar[Optional[Pattern[str]]] = None
 
     def __init__(self, context: Context) -> None:
@@ -120,7 +122,9 @@ class PortTransformer(cst.CSTTransformer):
         # None: every answer is LibCST's).
         self.facts: Optional[TreeFacts] = None
         self._top_indexes: Optional[Dict[int, int]] = None
-        self._positions: Dict[int, Mapping[cst.CSTNode, CodeRange]] = {}  # by statement id
+        # The positions of a statement rendered alone, by its id and whether whole.
+        self._positions: Dict[Tuple[int, bool], Mapping[cst.CSTNode, CodeRange]] = {}
+        self._headers: Dict[int, Optional[cst.CSTNode]] = {}
         self._matched: Optional[MatchedLines] = None  # the lines `statement_filter` matches
         self._skipped: Set[cst.CSTNode] = set()  # the statements it left unvisited
 
@@ -198,16 +202,29 @@ class PortTransformer(cst.CSTTransformer):
         statement = self._statement_of(node) if self.facts is not None else None
         if statement is None or self.facts is None:
             return None
-        positions = self._positions.get(id(statement))
-        if positions is None:
-            alone = self.facts.module.with_changes(body=[statement], header=[], footer=[])
-            positions = self._positions[id(statement)] = MetadataWrapper(
-                alone, unsafe_skip_copy=True).resolve(PositionProvider)
-        found = positions.get(node)
-        if found is None:
-            return None
         line = self.facts.spans()[id(statement)].line
-        return line + found.start.line - positions[statement].start.line
+        # A compound statement's header first, rendered without its blocks (a note on a
+        # `for` line need not render the loop's body); then the whole statement.
+        for whole in (False, True):
+            alone = statement if whole else self._header_of(statement)
+            if alone is None:
+                continue
+            positions = self._positions.get((id(statement), whole))
+            if positions is None:
+                positions = self._positions[(id(statement), whole)] = MetadataWrapper(
+                    self.facts.module.with_changes(body=[alone], header=[], footer=[]),
+                    unsafe_skip_copy=True).resolve(PositionProvider)
+            found = positions.get(node)
+            if found is not None:
+                start = positions[alone]
+                return line + found.start.line - start.start.line
+        return None
+
+    def _header_of(self, statement: cst.CSTNode) -> Optional[cst.CSTNode]:
+        """`statement` without its blocks (the same header nodes), or None: not compound."""
+        if id(statement) not in self._headers:
+            self._headers[id(statement)] = _without_blocks(statement)
+        return self._headers[id(statement)]
 
     def _statement_of(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         """The innermost statement holding `node` whose lines Python gave, through the parents
@@ -243,20 +260,22 @@ class PortTransformer(cst.CSTTransformer):
         statement. Called once `source` and `facts` are set, before the walk.
 
         Walking a statement is what costs a pass most, so a pass whose work is all in the
-        statements that its `TRIGGER` matches, or that use a name an import or assignment
-        matching `BINDINGS` (default: `TRIGGER`) binds (`slim` of `slim = tf.contrib.slim`),
-        and that needs nothing of the others, sets `FILTERS_STATEMENTS`.
+        statements that its `STATEMENTS` pattern matches (default: `TRIGGER`), or that use a
+        name an import or assignment matching `BINDINGS` (default: that pattern) binds (`slim`
+        of `slim = tf.contrib.slim`), and that needs nothing of the others, sets
+        `FILTERS_STATEMENTS`.
         """
         if not self.FILTERS_STATEMENTS or self.facts is None:
             return None
-        names = self.facts.names_bound_where(self.BINDINGS or self.TRIGGER)
+        names = self.facts.names_bound_where(self.BINDINGS or self.STATEMENTS or self.TRIGGER)
         if names is None:
             return None
-        alternatives = [self.TRIGGER.pattern]
+        pattern = self.STATEMENTS or self.TRIGGER
+        alternatives = [pattern.pattern]
         if names:
             alternatives.append(r'\b(?:' + '|'.join(map(re.escape, sorted(names))) + r')\b')
         return re.compile('|'.join(f'(?:{alternative})' for alternative in alternatives),
-                          self.TRIGGER.flags)
+                          pattern.flags)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self._ancestors:
@@ -294,6 +313,19 @@ class PortTransformer(cst.CSTTransformer):
         """The one qualified name of `node` through the file's imports, or None."""
         names = self.get_metadata(QualifiedNameProvider, node, set())
         return next(iter(names)).name if len(names) == 1 else None
+
+
+_EMPTY_BLOCK = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])])
+
+
+def _without_blocks(statement: cst.CSTNode) -> Optional[cst.CSTNode]:
+    """A compound statement with its header's nodes and a `pass` for its blocks; None for
+    another statement (a `try`'s header is its `try:` alone: not worth one)."""
+    if isinstance(statement, (cst.If, cst.While, cst.For)):
+        return statement.with_changes(body=_EMPTY_BLOCK, orelse=None)
+    if isinstance(statement, (cst.With, cst.FunctionDef, cst.ClassDef)):
+        return statement.with_changes(body=_EMPTY_BLOCK)
+    return None
 
 
 class LookAhead(cst.CSTVisitor):

@@ -17,7 +17,7 @@ import libcst as cst
 from libcst.helpers import ensure_type
 from libcst.metadata import ParentNodeProvider
 
-from slimdata.port.edits import CHANGED, Context, PortTransformer, code_of
+from slimdata.port.edits import CHANGED, NO_BINDINGS, Context, PortTransformer, code_of
 
 ITERATORS = {'iteritems': 'items', 'itervalues': 'values', 'iterkeys': 'keys'}
 #: What marks a file as written for Python 2's dicts.
@@ -40,6 +40,10 @@ class DictViewsPass(PortTransformer):
 
     NAME = 'dict views'
     TRIGGER = PYTHON_2_DICTS
+    # Its work is at the dict method calls, each in a statement of its own.
+    FILTERS_STATEMENTS = True
+    STATEMENTS = re.compile(r'\.(?:iter)?(?:items|values|keys)\(\)')
+    BINDINGS = NO_BINDINGS
 
     @classmethod
     def has_work(cls, code: str, context: Context) -> bool:
