@@ -32,11 +32,12 @@ start-up spread over the corpus).
 The machines are shared: CPU seconds move less with the load than wall time; --repeat N keeps
 the smallest of N runs.
 
-Measured 2026-11-27 (--copies 4 --large-lines 8 --repeat 2, load about 12 on 2 cores), own
-passes in CPU microseconds per line, before (95420be, each pass parsing its code) and after one
-parse per file: slim-era fixture x4 (872 lines) 4,673 -> 3,950 (214 -> 253 lines/s); its
-Python 2 version (1,096 lines) 9,285 -> 8,282 (108 -> 121 lines/s). Against tf_upgrade_v2 with
-its start-up (6.3 CPU s) spread over these small trees: 0.58 -> 0.52 and 1.56 -> 1.30.
+Measured 2026-11-27, own passes in CPU microseconds per line (docs/port-robustness.md, "Cost",
+has the table): 0.4.1 -> 0.4.2 (qualified names and lines from Python's parser, statements
+filtered, one 2to3 tool): SSD-Tensorflow 1,939 -> 489, seglink 3,795 -> 1,201, the slim-era
+fixture x4 4,744 -> 1,669, its Python 2 version 7,593 -> 2,450. Against tf_upgrade_v2 with its
+start-up (5.2 CPU s) spread over each real repository: 0.48-0.68; per line without it: 1.04
+(SSD-Tensorflow) to 2.14 (the Python 2 repositories).
 """
 
 import argparse
