@@ -78,10 +78,35 @@ from slimdata.port.edits import CHANGED, NOT_PORTED, Context, Note
 _STRING_IO_MODULES = ('StringIO', 'cStringIO')
 
 
-class _FixImports(fix_imports.FixImports):
+class _QuickImportMatch(fixer_base.BaseFix):
+    """2to3's fixers of renamed modules match each candidate node against one pattern naming
+    every module (measured: a third of the stage's fixing time on seglink). A node none of
+    whose names is one of those modules cannot match (every branch of the pattern needs one):
+    it is refused first."""
+
+    def compile_pattern(self) -> None:
+        super().compile_pattern()
+        self._module_names = frozenset(re.findall(r"'(\w+)'", self.PATTERN)) - {
+            'import', 'from', 'as'}
+
+    def match(self, node):
+        if not any(leaf.value in self._module_names for leaf in node.leaves()):
+            return False
+        return super().match(node)
+
+
+class _FixImports(_QuickImportMatch, fix_imports.FixImports):
     """2to3's renamed modules, but for StringIO / cStringIO (see `_STRING_IO_MODULES`)."""
     mapping = {old: new for old, new in fix_imports.MAPPING.items()
                if old not in _STRING_IO_MODULES}
+
+
+class _FixImports2(_QuickImportMatch, fix_imports2.FixImports2):
+    """2to3's `fix_imports2`, quicker (`_QuickImportMatch`)."""
+
+
+class _FixUrllib(_QuickImportMatch, fix_urllib.FixUrllib):
+    """2to3's `fix_urllib`, quicker (`_QuickImportMatch`)."""
 
 
 class _FixUnicode(fix_unicode.FixUnicode):
@@ -117,8 +142,8 @@ FIXERS: Dict[Type[fixer_base.BaseFix], str] = {
     _FixUnicode: 'unicode -> str, unichr -> chr',
     fix_basestring.FixBasestring: 'basestring -> str',
     _FixImports: 'a module Python 3 renamed -> its new name',
-    fix_imports2.FixImports2: 'a module Python 3 renamed -> its new name',
-    fix_urllib.FixUrllib: 'urllib / urllib2 -> urllib.request, urllib.parse, urllib.error',
+    _FixImports2: 'a module Python 3 renamed -> its new name',
+    _FixUrllib: 'urllib / urllib2 -> urllib.request, urllib.parse, urllib.error',
     fix_raw_input.FixRawInput: 'raw_input() -> input()',
     fix_apply.FixApply: 'apply(f, args) -> f(*args)',
     fix_intern.FixIntern: 'intern() -> sys.intern()',
@@ -330,7 +355,7 @@ def _changed_line(before: str, after: str, start: int):
 
 
 def _fixer_name(fixer: fixer_base.BaseFix) -> str:
-    module = type(fixer).__mro__[0].__module__
-    if not module.startswith('fissix.'):
-        module = type(fixer).__mro__[1].__module__
+    """2to3's name of `fixer` (`fix_imports`): of the fissix class it is or derives from."""
+    module = next(cls.__module__ for cls in type(fixer).__mro__
+                  if cls.__module__.startswith('fissix.fixes.'))
     return module.rsplit('.', 1)[-1]
