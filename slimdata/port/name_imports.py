@@ -15,7 +15,16 @@ from libcst.helpers import ensure_type
 from libcst.metadata import ParentNodeProvider, ScopeProvider
 
 from slimdata.contrib.unavailable import attribute_for, unportable_reason
-from slimdata.port.edits import CHANGED, NOT_PORTED, Note, code_of, import_statement, root_name
+from slimdata.port.edits import (
+    CHANGED,
+    NOT_PORTED,
+    LookAhead,
+    Note,
+    PortTransformer,
+    code_of,
+    import_statement,
+    root_name,
+)
 from slimdata.port.installed import checked_successor, importable, is_module
 from slimdata.port.spelling import Spelling, SpellingAware
 
@@ -208,11 +217,12 @@ class ImportRewriting(SpellingAware):
         return module.visit(_StandInRemover(unused)) if unused else module
 
 
-def imported_names(module: cst.Module,
+def imported_names(port_pass: PortTransformer, module: cst.Module,
                    spelling: Spelling) -> Iterator[Tuple[cst.CSTNode, str, str, bool]]:
     """(import statement, name imported as the rules spell it, name it binds, whether the
-    pass rewrites that import when the name has a successor) for each import of `module`."""
-    finder = _ImportFinder(spelling)
+    pass rewrites that import when the name has a successor) for each import of `module`,
+    the pass `port_pass` runs on (which then knows their parents, for their lines)."""
+    finder = _ImportFinder(port_pass, spelling)
     module.visit(finder)
     return iter(finder.found)
 
@@ -223,18 +233,18 @@ def _is_own_import(alias: cst.ImportAlias) -> bool:
     return alias.asname is None and code_of(alias.name) == 'tf_slim'
 
 
-class _ImportFinder(cst.CSTVisitor):
+class _ImportFinder(LookAhead):
     """Collects what `imported_names` says of each import."""
 
-    def __init__(self, spelling: Spelling) -> None:
-        super().__init__()
+    def __init__(self, port_pass: PortTransformer, spelling: Spelling) -> None:
+        super().__init__(port_pass, None)
         self.spelling = spelling
         self.found: List[Tuple[cst.CSTNode, str, str, bool]] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         # No statement is inside an expression (a lambda's body is one): the expressions,
         # most of the tree, are not walked.
-        return not isinstance(node, cst.BaseExpression) and super().on_visit(node)
+        return super().on_visit(node) and not isinstance(node, cst.BaseExpression)
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:

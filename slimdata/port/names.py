@@ -41,7 +41,7 @@ class NamesPass(ImportRewriting, PrivateNames):
 
     def visit_Module(self, node: cst.Module) -> None:
         self.learn_spelling(node)
-        for statement, name, bound, rewritten in imported_names(node, self.spelling):
+        for statement, name, bound, rewritten in imported_names(self, node, self.spelling):
             if rewritten and checked_successor(name) is not None:
                 self.rebound.add(bound)
             elif name in rules.PRIVATE_MODULES:
