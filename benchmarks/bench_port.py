@@ -6,9 +6,11 @@ Corpora, each measured on its own:
     under /work/ext/, say; never committed), their .py files;
   * a slim-era tree built from tests/port_fixture/shapes_slim: 24 copies (--copies), 144
     files, some 5,200 lines;
-  * the same tree written for Python 2 (`python_2_tree`: each module also holds a function
-    with backticks, `<>`, `except E, e`, `raise E, V`, `xrange`, `has_key`, `/` of ints), so
-    that the Python 2 stage and the Python 2 semantics passes run on every file;
+  * the same tree written for Python 2 (`python_2_tree`: each module also holds the tests'
+    `PYTHON_2_TAIL`, a function with backticks, `<>`, `raise E, V`, `xrange`, `has_key`,
+    `iteritems`, `/` of ints, a `BytesList` of text), so that the Python 2 stage and the
+    Python 2 semantics passes run on every file (the figures below were measured with a tail
+    of its own holding `except E, e` in place of the `BytesList`);
   * single large files of about --large-lines lines (default 20,000) and a quarter and half of
     that, made of the first TREE's modules (else the fixture's) one after another: the cost per
     line must not grow with the file.
@@ -50,7 +52,11 @@ import sys
 import tempfile
 from typing import Dict, List
 
-FIXTURE = pathlib.Path(__file__).resolve().parent.parent / 'tests' / 'port_fixture' / 'shapes_slim'
+TESTS = pathlib.Path(__file__).resolve().parent.parent / 'tests'
+FIXTURE = TESTS / 'port_fixture' / 'shapes_slim'
+sys.path.insert(0, str(TESTS))
+from port_snippets import PYTHON_2_TAIL  # noqa: E402 (the tests' Python 2 code)
+
 _TF_UPGRADE = 'tensorflow.tools.compatibility.tf_upgrade_v2_main'
 
 # Runs a command and prints the CPU seconds and peak memory (kB) of all its processes.
@@ -76,26 +82,8 @@ def fixture_tree(root: pathlib.Path, copies: int = 24) -> pathlib.Path:
     return root
 
 
-#: Appended to each module of the Python 2 tree: Python 2 only syntax and names.
-PYTHON_2_TAIL = '''
-
-def _python_2_report(values, counts):
-    lines = []
-    for index in xrange(len(values)):
-        lines.append(`values[index]`)
-    if counts.has_key('total') and len(values) <> 0:
-        lines.append(counts['total'] / len(values))
-    for name, count in counts.iteritems():
-        lines.append((name, count))
-    try:
-        return lines
-    except ValueError, error:
-        raise ValueError, str(error)
-'''
-
-
 def python_2_tree(root: pathlib.Path, copies: int = 24) -> pathlib.Path:
-    """The fixture tree of `fixture_tree`, each module with `PYTHON_2_TAIL`."""
+    """The fixture tree of `fixture_tree`, each module with the tests' `PYTHON_2_TAIL`."""
     fixture_tree(root, copies)
     for path in root.rglob('*.py'):
         if path.stat().st_size:

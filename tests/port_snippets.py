@@ -25,3 +25,21 @@ def port_and_run(code: str):
 
 def kinds(notes, kind):
     return [note for note in notes if note.kind == kind]
+
+
+#: Python 2 code, appended to a module: the Python 2 stage, then the passes for Python 2 files,
+#: have work (the pipeline's tests, and benchmarks/bench_port.py's Python 2 tree).
+PYTHON_2_TAIL = """
+
+def _report(values, counts):
+    lines = []
+    for index in xrange(len(values)):
+        lines.append(`values[index]`)
+    if counts.has_key('total') and len(values) <> 0:
+        lines.append(counts['total'] / len(values))
+    for name, count in counts.iteritems():
+        lines.append(tf.train.BytesList(value=[name]))
+    if not lines:
+        raise ValueError, 'no values'
+    return lines[:len(lines) / 2]
+"""

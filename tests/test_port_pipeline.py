@@ -4,6 +4,7 @@ fails on one file reported without ending the run."""
 import libcst as cst
 import pytest
 
+from port_snippets import PYTHON_2_TAIL
 from slimdata import cli
 from slimdata.port import edits, pipeline
 from slimdata.port.edits import PortTransformer
@@ -55,23 +56,6 @@ def test_every_stage_has_a_name_and_a_trigger_of_its_own():
     names = [stage.NAME for stage in pipeline.STAGES]
     assert all(names) and len(set(names)) == len(names)
     assert all(stage.has_work('', edits.Context('m.py')) is False for stage in pipeline.STAGES)
-
-
-#: Python 2 code: the Python 2 stage, then the passes for Python 2 files, have work.
-PYTHON_2_TAIL = """
-
-def _report(values, counts):
-    lines = []
-    for index in xrange(len(values)):
-        lines.append(`values[index]`)
-    if counts.has_key('total') and len(values) <> 0:
-        lines.append(counts['total'] / len(values))
-    for name, count in counts.iteritems():
-        lines.append(tf.train.BytesList(value=[name]))
-    if not lines:
-        raise ValueError, 'no values'
-    return lines[:len(lines) / 2]
-"""
 
 
 #: A module each of the other passes has work in (a package's, for the relative imports).

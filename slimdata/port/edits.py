@@ -5,6 +5,7 @@ and formatting of everything it does not change survive byte for byte. A pass re
 for every change it makes and every line it could not port, with the line number of its input.
 """
 
+import ast
 import contextlib
 import dataclasses
 import gc
@@ -199,8 +200,10 @@ class PortTransformer(cst.CSTTransformer):
         of the innermost statement holding `node` is Python's (`TreeFacts.spans`); the node's
         place in it comes from the positions of that statement alone, rendered on its own.
         """
-        statement = self._statement_of(node) if self.facts is not None else None
-        if statement is None or self.facts is None:
+        if self.facts is None:
+            return None
+        statement = self._statement_of(node)
+        if statement is None:
             return None
         line = self.facts.spans()[id(statement)].line
         # A compound statement's header first, rendered without its blocks (a note on a
@@ -228,18 +231,12 @@ class PortTransformer(cst.CSTTransformer):
 
     def _statement_of(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         """The innermost statement holding `node` whose lines Python gave, through the parents
-        of the nodes the pass visited, or the top-level line of a statement not visited yet
-        (a pass's `visit_Module` notes imports before it visits them); or None."""
+        of the nodes the pass (or a `LookAhead` of it) visited; or None."""
         assert self.facts is not None, 'asked only with the facts of the tree'
         spans = self.facts.spans()
-        current = node
-        while id(current) not in spans:
-            parent = self._parents.get(current)
-            if parent is None:
-                return next((statement for statement in self.facts.module.body
-                             if isinstance(statement, cst.SimpleStatementLine)
-                             and any(small is current for small in statement.body)), None)
-            current = parent
+        current: Optional[cst.CSTNode] = node
+        while current is not None and id(current) not in spans:
+            current = self._parents.get(current)
         return current
 
     def bindings(self, name: cst.Name) -> Collection[BaseAssignment]:
@@ -430,11 +427,12 @@ class ParsedFile:
     `code`: the code of the tree as it is now, in which a pass numbers its notes' lines.
     """
 
-    def __init__(self, code: str) -> None:
+    def __init__(self, code: str, python_tree: Optional[ast.Module] = None) -> None:
+        """`python_tree`: Python's `ast` of `code`, when the caller parsed it already."""
         self.code = code
         # A freshly parsed tree holds no node twice: no need for the wrapper's deep copy.
         self._wrapper = MetadataWrapper(cst.parse_module(code), unsafe_skip_copy=True)
-        self._facts = TreeFacts(self._wrapper.module, code)
+        self._facts = TreeFacts(self._wrapper.module, code, python_tree)
 
     @property
     def module(self) -> cst.Module:

@@ -37,11 +37,13 @@ _NOT_YET = object()  # a fact not computed yet
 
 
 class TreeFacts:
-    """The facts of a LibCST `module` whose code is `code`, each computed when first asked."""
+    """The facts of a LibCST `module` whose code is `code`, each computed when first asked
+    (`python_tree`: Python's `ast` of `code`, if it was parsed already)."""
 
-    def __init__(self, module: cst.Module, code: str) -> None:
+    def __init__(self, module: cst.Module, code: str,
+                 python_tree: Optional[ast.Module] = None) -> None:
         self.module, self.code = module, code
-        self._tree: object = _NOT_YET
+        self._tree: object = _NOT_YET if python_tree is None else python_tree
         self._names: object = _NOT_YET
         self._spans: object = _NOT_YET
         self._bindings: object = _NOT_YET  # (code, names bound) of each binding statement

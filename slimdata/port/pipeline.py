@@ -91,18 +91,16 @@ def port_file(text: str, context: Context) -> List[Staged]:
     staged: List[Staged] = []
     code = text
     parsed: Optional[ParsedFile] = None  # `code`'s tree, once a LibCST pass has work
-    checked = False  # whether Python 3 parses `code`, checked once before the LibCST passes
+    # Python's tree of `code`, parsed once before the LibCST passes (they then share it).
+    python_tree: Optional[ast.Module] = None
     for stage in STAGES:
-        if _on_tree(stage) and not checked:
-            failure = _unparsable(context.path, code)
-            if failure is not None:
-                raise Unparsable(*failure)
-            checked = True
+        if _on_tree(stage) and python_tree is None:
+            python_tree = _python_tree(context.path, code)
         if not stage.has_work(code, context):
             continue
         try:
             if _on_tree(stage):
-                parsed = parsed or ParsedFile(code)
+                parsed = parsed or ParsedFile(code, python_tree)
                 notes = stage.port(parsed, context)
                 code = parsed.code
             else:  # a text stage (TypeGuard narrows only the other branch)
@@ -123,19 +121,18 @@ def _on_tree(stage: Stage) -> TypeGuard[Type[PortTransformer]]:
     return isinstance(stage, type) and issubclass(stage, PortTransformer)
 
 
-def _unparsable(path: str, code: str) -> Optional[Tuple[int, str]]:
-    """(line, why) if Python itself cannot parse `code`, else None.
+def _python_tree(path: str, code: str) -> ast.Module:
+    """Python's own tree of `code`; raises `Unparsable` when Python cannot parse it.
 
     Checked with Python's own parser first: its messages are the clearest, it is fast (some
     10 microseconds a line), and it refuses the nesting that would take libcst minutes.
     """
     try:
-        ast.parse(code, filename=path)
+        return ast.parse(code, filename=path)
     except SyntaxError as error:
-        return error.lineno or 1, f'could not parse: {error.msg}'
+        raise Unparsable(error.lineno or 1, f'could not parse: {error.msg}') from error
     except (RecursionError, MemoryError, ValueError) as error:
-        return 1, f'could not parse: {type(error).__name__}: {error}'
-    return None
+        raise Unparsable(1, f'could not parse: {type(error).__name__}: {error}') from error
 
 
 def _ported(text: str, context: Context

@@ -99,8 +99,8 @@ class _Bindings:
 class ModuleNames:
     """A module's names, for `qualified_names` (see the module docstring).
 
-    Built from the code of a LibCST `module` (`code`, which must be the module's code); `top_of`
-    gives the index in `module.body` of the top-level statement holding a node.
+    Built from a LibCST module and Python's `ast` of its code; `top_of` gives the index in
+    the module's body of the top-level statement holding a node.
     """
 
     def __init__(self, bindings: Dict[str, _Bindings], unclear: Set[str]) -> None:
@@ -247,7 +247,7 @@ def _enclosing_scopes(node: cst.CSTNode, parent_of: ParentOf) -> List[cst.CSTNod
                 # The target, a condition, an inner loop: in the comprehension's scope.
                 while not isinstance(outer, _COMPREHENSIONS) and outer is not None:
                     outer = parent_of(outer)
-                if outer is not None and (not scopes or scopes[-1] is not outer):
+                if outer is not None:
                     scopes.append(outer)
                 child, parent = outer, parent_of(outer) if outer is not None else None
                 continue
