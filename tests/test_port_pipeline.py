@@ -121,14 +121,22 @@ def test_the_passes_sharing_one_tree_port_as_passes_parsing_each_its_own(monkeyp
 
 @pytest.mark.slow
 def test_passes_that_filter_statements_port_as_passes_visiting_all(monkeypatch):
-    """A pass with `FILTERS_STATEMENTS` walks only the statements its pattern matches; the
-    same passes visiting every statement make the same files and the same notes. Every
-    filtering pass skips statements in the corpus and has work in it."""
+    """A pass with `FILTERS_STATEMENTS` walks only the statements its pattern matches (the
+    names pass: less those using only names it leaves alone; division: those Python's tree
+    shows a division in), a pass with `STATEMENTS_ONLY`
+    no expression; the same passes visiting every statement and expression make the same
+    files and the same notes. Every filtering pass skips statements in the corpus and has
+    work in it."""
     sources = _corpus()
     sources['scopes.py'] = ('import tensorflow as tf\nfrom tensorflow import layers as tfl\n\n\n'
                             'def block(net, size):\n    half = size / 2\n'
                             "    with tf.name_scope('block', [net]):\n"
                             '        net = tfl.conv2d(net, half, 3)\n    return net\n')
+    # `slim` is rebound (its import rewritten): its uses are left, but for a name the
+    # successor lacks, which is reported.
+    sources['rebound.py'] = ('import tensorflow.contrib.slim as slim\n\n\n'
+                             'def net(images):\n    net = slim.conv2d(images, 8, 3)\n'
+                             '    return slim.no_such_layer(net)\n')
     skipped = {}
     on_visit = PortTransformer.on_visit
 
@@ -140,14 +148,25 @@ def test_passes_that_filter_statements_port_as_passes_visiting_all(monkeypatch):
 
     monkeypatch.setattr(PortTransformer, 'on_visit', counted)
     filtered = pipeline.port_sources(sources, tf_upgrade=None)
-    monkeypatch.setattr(PortTransformer, 'statement_filter', lambda transformer: None)
+    statements_only = {stage.NAME for stage in pipeline.STAGES
+                       if getattr(stage, 'STATEMENTS_ONLY', False)}
+    assert statements_only >= {'relative imports'}
+    assert all(skipped.get(name, 0) > 0 for name in statements_only), skipped
+    for stage in pipeline.STAGES:
+        if isinstance(stage, type) and issubclass(stage, PortTransformer):
+            monkeypatch.setattr(stage, 'lines_to_visit', lambda transformer: None)
+            monkeypatch.setattr(stage, 'STATEMENTS_ONLY', False)
     assert pipeline.port_sources(sources, tf_upgrade=None) == filtered
     filtering = {stage.NAME for stage in pipeline.STAGES
                  if getattr(stage, 'FILTERS_STATEMENTS', False)}
     assert filtering >= {'names', 'tf.layers', 'scope values', 'division', 'binary reads',
-                         'bytes literals', 'flag defaults', 'resource variables', 'dict views'}
+                         'bytes literals', 'flag defaults', 'resource variables', 'dict views',
+                         'text and bytes'}
     assert all(skipped.get(name, 0) > 0 for name in filtering), skipped
     changed_by = {note.message for _, notes in filtered[0].values() for note in notes}
+    assert [note.line for note in filtered[0]['rebound.py'][1]
+            if 'no_such_layer' in note.message and 'is not in the installed' in note.message
+            ] == [6]
     assert any('old_div' in message for message in changed_by)
     assert any('values=' in message for message in changed_by)
     assert any('tf.layers.conv2d(...) ->' in message for message in changed_by)

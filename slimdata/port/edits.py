@@ -108,6 +108,9 @@ class PortTransformer(cst.CSTTransformer):
     FILTERS_STATEMENTS: ClassVar[bool] = False  # see `statement_filter`
     STATEMENTS: ClassVar[Optional[Pattern[str]]] = None
     BINDINGS: ClassVar[Optional[Pattern[str]]] = None
+    # A pass whose work is all in statements (imports), not in the expressions in them, which
+    # are most of a tree: it does not walk them.
+    STATEMENTS_ONLY: ClassVar[bool] = False
 
     def __init__(self, context: Context) -> None:
         super().__init__()
@@ -267,12 +270,24 @@ class PortTransformer(cst.CSTTransformer):
         names = self.facts.names_bound_where(self.BINDINGS or self.STATEMENTS or self.TRIGGER)
         if names is None:
             return None
+        names = self.names_to_visit(names)
         pattern = self.STATEMENTS or self.TRIGGER
         alternatives = [pattern.pattern]
         if names:
             alternatives.append(r'\b(?:' + '|'.join(map(re.escape, sorted(names))) + r')\b')
         return re.compile('|'.join(f'(?:{alternative})' for alternative in alternatives),
                           pattern.flags)
+
+    def lines_to_visit(self) -> Optional[MatchedLines]:
+        """The lines of the statements the pass visits (see `statement_filter`), or None:
+        every statement. Called once `source` and `facts` are set, before the walk."""
+        pattern = self.statement_filter()
+        return self.facts.matched_lines(pattern) if pattern is not None and self.facts else None
+
+    def names_to_visit(self, names: Set[str]) -> Set[str]:
+        """Of the `names` bound where `BINDINGS` matches, those whose uses the pass visits
+        (all of them unless a pass knows, before its walk, that some uses need nothing)."""
+        return names
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self._ancestors:
@@ -283,6 +298,9 @@ class PortTransformer(cst.CSTTransformer):
             if span is not None and not self._matched.any_in(span.first, span.last):
                 self._skipped.add(node)
                 return False
+        if self.STATEMENTS_ONLY and isinstance(node, cst.BaseExpression):
+            self._skipped.add(node)
+            return False
         self._ancestors.append(node)
         return super().on_visit(node)
 
@@ -346,6 +364,31 @@ class LookAhead(cst.CSTVisitor):
     def on_leave(self, original_node: cst.CSTNode) -> None:
         self._ancestors.pop()
         super().on_leave(original_node)
+
+
+class ImportRemover(cst.CSTTransformer):
+    """A transformer that edits import statements only: it does not walk the expressions of
+    the tree (most of it; none holds a statement)."""
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return not isinstance(node, cst.BaseExpression) and super().on_visit(node)
+
+
+#: The fields of LibCST's statements and blocks that hold statements or blocks.
+_BLOCK_FIELDS = ('body', 'orelse', 'handlers', 'finalbody', 'cases')
+
+
+def statements_in(port_pass: PortTransformer, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The statements in `node`, in order, small ones (`import x`) and blocks too, each with
+    its parent recorded for `port_pass` as a `LookAhead` would. Cheaper than a visitor, which
+    rebuilds every node it passes; no expression is walked (none holds a statement)."""
+    for field in _BLOCK_FIELDS:
+        value = getattr(node, field, None)
+        for child in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(child, cst.CSTNode) and not isinstance(child, cst.BaseExpression):
+                port_pass._parents.setdefault(child, node)
+                yield child
+                yield from statements_in(port_pass, child)
 
 
 def code_of(node: cst.CSTNode) -> str:
@@ -444,9 +487,7 @@ class ParsedFile:
         with garbage_collection_paused():
             transformer.source = self.code
             transformer.facts = self._facts
-            pattern = transformer.statement_filter()
-            if pattern is not None:
-                transformer._matched = self._facts.matched_lines(pattern)
+            transformer._matched = transformer.lines_to_visit()
             visited = self._wrapper.visit(transformer)
             module = add_imports(visited, transformer.needed_imports)
             if not transformer.changed and module is visited:

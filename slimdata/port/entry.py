@@ -32,7 +32,7 @@ from typing import Optional
 
 import libcst as cst
 
-from slimdata.port.edits import CHANGED, Context, PortTransformer, code_of
+from slimdata.port.edits import CHANGED, Context, LookAhead, PortTransformer, code_of
 from slimdata.port.installed import is_module
 from slimdata.port.spelling import SpellingAware
 
@@ -105,7 +105,7 @@ class EntryPass(SpellingAware, PortTransformer):
         # The guards first: an `app.run` call needs the scopes, which cost more than the walk.
         if self.call is None or not (
                 self.package_main or any(_is_main_guard(statement) for statement in original.body)
-                or any(self._is_app_run(statement) for statement in original.body)):
+                or any(self._is_app_run(statement, original) for statement in original.body)):
             return updated
         for index, statement in enumerate(original.body):
             if _imports_tensorflow(statement):
@@ -124,9 +124,12 @@ class EntryPass(SpellingAware, PortTransformer):
                 return updated.with_changes(body=body)
         return updated
 
-    def _is_app_run(self, statement: cst.CSTNode) -> bool:
+    def _is_app_run(self, statement: cst.CSTNode, module: cst.Module) -> bool:
         if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
                 and isinstance(statement.body[0], cst.Expr)
                 and isinstance(statement.body[0].value, cst.Call)):
             return False
+        # The statement's parents, so that its names come from the module's bindings, not
+        # from LibCST's scopes of the whole tree (the pass does not walk it).
+        statement.visit(LookAhead(self, module))
         return self.qualified_name(statement.body[0].value.func) in _APP_RUN

@@ -47,6 +47,8 @@ class TreeFacts:
         self._names: object = _NOT_YET
         self._spans: object = _NOT_YET
         self._bindings: object = _NOT_YET  # (code, names bound) of each binding statement
+        self._chains: object = _NOT_YET  # root name -> the attribute chains on it
+        self._read: object = _NOT_YET  # the names read, deleted or written in a string
         self._code_lines: Optional[List[str]] = None
 
     def python_tree(self) -> Optional[ast.Module]:
@@ -75,7 +77,19 @@ class TreeFacts:
         return cast(Dict[int, Span], self._spans)
 
     def matched_lines(self, pattern: Pattern[str]) -> 'MatchedLines':
-        return MatchedLines(self.code, pattern)
+        return MatchedLines.matching(self.code, pattern)
+
+    def lines_of(self, kinds: Tuple[type, ...], test=lambda node: True
+                 ) -> Optional['MatchedLines']:
+        """The lines of the nodes of Python's tree of the `kinds` that pass `test`, or None
+        without Python's tree."""
+        tree = self.python_tree()
+        if tree is None:
+            return None
+        return MatchedLines([line for node in ast.walk(tree) if isinstance(node, kinds)
+                             and test(node) for line in range(
+                                 cast(ast.expr, node).lineno,
+                                 cast(int, cast(ast.expr, node).end_lineno) + 1)])
 
     def names_bound_where(self, pattern: Pattern[str]) -> Optional[Set[str]]:
         """The names bound by the imports and assignments (anywhere) whose code `pattern`
@@ -84,11 +98,66 @@ class TreeFacts:
             tree = self.python_tree()
             self._bindings = None if tree is None else [
                 (''.join(self._lines()[node.lineno - 1:node.end_lineno]), set(_bound_by(node)))
-                for node in ast.walk(tree) if isinstance(node, _BINDING_STATEMENTS)]
+                for node in _statements(tree.body) if isinstance(node, _BINDING_STATEMENTS)]
         if self._bindings is None:
             return None
         return {name for code, names in cast(List[Tuple[str, Set[str]]], self._bindings)
                 if pattern.search(code) for name in names}
+
+    def attribute_chains(self) -> Optional[Dict[str, Set[str]]]:
+        """The dotted attribute chains of the code by the name they start with (`slim`:
+        {`slim.conv2d`, `slim.nets.vgg`, `slim.nets`, ...}: each chain and every shorter one in
+        it), or None without Python's tree."""
+        if self._chains is _NOT_YET:
+            tree = self.python_tree()
+            chains: Optional[Dict[str, Set[str]]] = None
+            if tree is not None:
+                chains = {}
+                for node in ast.walk(tree):
+                    if isinstance(node, ast.Attribute):
+                        parts = [node.attr]
+                        value = node.value
+                        while isinstance(value, ast.Attribute):
+                            parts.append(value.attr)
+                            value = value.value
+                        if isinstance(value, ast.Name):
+                            chains.setdefault(value.id, set()).add(
+                                '.'.join([value.id] + parts[::-1]))
+            self._chains = chains
+        return cast(Optional[Dict[str, Set[str]]], self._chains)
+
+    def may_read(self, name: str) -> bool:
+        """Whether the code may read `name`: a Name of it that is not assigned to (read or
+        deleted), or a string holding it as a word (an annotation, `__all__`); True without
+        Python's tree. False says for sure that nothing reads it."""
+        if self._read is _NOT_YET:
+            tree = self.python_tree()
+            read: Optional[Set[str]] = None
+            if tree is not None:
+                read = set()
+                for node in ast.walk(tree):
+                    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
+                        read.add(node.id)
+                    elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                        read.update(re.findall(r'\w+', node.value))
+            self._read = read
+        return self._read is None or name in cast(Set[str], self._read)
+
+    def imported_as(self, name: str) -> Set[str]:
+        """What the imports anywhere in the code bind to `name` (`tensorflow.contrib.slim` of
+        `import tensorflow.contrib.slim as slim`; a relative one as written, `.nets`)."""
+        tree = self.python_tree()
+        found: Set[str] = set()
+        for node in _statements(tree.body) if tree is not None else ():
+            if isinstance(node, ast.Import):
+                found.update(alias.name if alias.asname else alias.name.split('.', 1)[0]
+                             for alias in node.names
+                             if (alias.asname or alias.name.split('.', 1)[0]) == name)
+            elif isinstance(node, ast.ImportFrom):
+                module = '.' * node.level + (node.module or '')
+                found.update(f'{module}.{alias.name}' if node.module else module + alias.name
+                             for alias in node.names if (alias.asname or alias.name) == name)
+        return found
 
     def _lines(self) -> List[str]:
         if self._code_lines is None:
@@ -105,16 +174,21 @@ class Span(NamedTuple):
 
 
 class MatchedLines:
-    """The lines of `code` a match of `pattern` starts or goes on in."""
+    """Lines a pass has work in (with `matching`: those a match of a pattern starts or goes on
+    in)."""
 
-    def __init__(self, code: str, pattern: Pattern[str]) -> None:
+    def __init__(self, lines: List[int]) -> None:
+        self._lines = sorted(lines)
+
+    @classmethod
+    def matching(cls, code: str, pattern: Pattern[str]) -> 'MatchedLines':
         starts = [0] + [found.end() for found in re.finditer('\n', code)]
-        self._lines: List[int] = []
+        lines: List[int] = []
         for found in pattern.finditer(code):
             first = bisect.bisect_right(starts, found.start())
             last = bisect.bisect_right(starts, max(found.end() - 1, found.start()))
-            self._lines.extend(range(first, last + 1))
-        self._lines.sort()
+            lines.extend(range(first, last + 1))
+        return cls(lines)
 
     def any_in(self, first: int, last: int) -> bool:
         index = bisect.bisect_left(self._lines, first)
@@ -122,6 +196,21 @@ class MatchedLines:
 
 
 _BINDING_STATEMENTS = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.AugAssign)
+
+
+def _statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of `body` and of every block in them (no expression is walked: only
+    statements hold statements)."""
+    for statement in body:
+        yield statement
+        for field in ('body', 'orelse', 'finalbody', 'handlers', 'cases'):
+            inner = getattr(statement, field, None)
+            if isinstance(inner, list):
+                for item in inner:
+                    if isinstance(item, ast.stmt):
+                        yield from _statements([item])
+                    else:  # an except handler, a match case: their bodies
+                        yield from _statements(item.body)
 
 
 def _bound_by(statement: ast.stmt) -> Iterator[str]:

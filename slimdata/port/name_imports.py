@@ -18,12 +18,13 @@ from slimdata.contrib.unavailable import attribute_for, unportable_reason
 from slimdata.port.edits import (
     CHANGED,
     NOT_PORTED,
-    LookAhead,
+    ImportRemover,
     Note,
     PortTransformer,
     code_of,
     import_statement,
     root_name,
+    statements_in,
 )
 from slimdata.port.installed import checked_successor, importable, is_module
 from slimdata.port.spelling import Spelling, SpellingAware
@@ -143,7 +144,9 @@ class ImportRewriting(SpellingAware):
     def _unused(self, statement: cst.CSTNode, bound: str) -> bool:
         """Whether nothing reads the name `bound` that the import `statement` binds (LibCST's
         scope analysis: an attribute, a keyword or a parameter of the same name is not a
-        use of it)."""
+        use of it). Python's tree says first whether anything may read it at all."""
+        if self.facts is not None and not self.facts.may_read(bound):
+            return True
         scope = self._resolved(ScopeProvider).get(statement)
         return scope is not None and not any(
             assignment.references for assignment in scope.assignments[bound]
@@ -222,45 +225,24 @@ def imported_names(port_pass: PortTransformer, module: cst.Module,
     """(import statement, name imported as the rules spell it, name it binds, whether the
     pass rewrites that import when the name has a successor) for each import of `module`,
     the pass `port_pass` runs on (which then knows their parents, for their lines)."""
-    finder = _ImportFinder(port_pass, spelling)
-    module.visit(finder)
-    return iter(finder.found)
+    for node in statements_in(port_pass, module):
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                name = code_of(alias.name)
+                yield (node, spelling.canonical(name), alias.evaluated_alias or name.split('.')[0],
+                       (alias.asname is not None or '.' not in name) and not _is_own_import(alias))
+        elif isinstance(node, cst.ImportFrom) and not (
+                node.relative or node.module is None or isinstance(node.names, cst.ImportStar)):
+            module_name = spelling.canonical(code_of(node.module))
+            for alias in node.names:
+                name = code_of(alias.name)
+                yield node, f'{module_name}.{name}', alias.evaluated_alias or name, True
 
 
 def _is_own_import(alias: cst.ImportAlias) -> bool:
     """Whether `alias` is the bare `import tf_slim` the passes write for tf_slim's names: it is
     kept (its data names are renamed where used), so that a second port changes nothing."""
     return alias.asname is None and code_of(alias.name) == 'tf_slim'
-
-
-class _ImportFinder(LookAhead):
-    """Collects what `imported_names` says of each import."""
-
-    def __init__(self, port_pass: PortTransformer, spelling: Spelling) -> None:
-        super().__init__(port_pass, None)
-        self.spelling = spelling
-        self.found: List[Tuple[cst.CSTNode, str, str, bool]] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        # No statement is inside an expression (a lambda's body is one): the expressions,
-        # most of the tree, are not walked.
-        return super().on_visit(node) and not isinstance(node, cst.BaseExpression)
-
-    def visit_Import(self, node: cst.Import) -> None:
-        for alias in node.names:
-            name = code_of(alias.name)
-            self.found.append((node, self.spelling.canonical(name),
-                               alias.evaluated_alias or name.split('.')[0],
-                               (alias.asname is not None or '.' not in name)
-                               and not _is_own_import(alias)))
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
-            return
-        module = self.spelling.canonical(code_of(node.module))
-        for alias in node.names:
-            name = code_of(alias.name)
-            self.found.append((node, f'{module}.{name}', alias.evaluated_alias or name, True))
 
 
 class _NameCounter(cst.CSTVisitor):
@@ -283,7 +265,7 @@ class _NameCounter(cst.CSTVisitor):
         return False
 
 
-class _StandInRemover(cst.CSTTransformer):
+class _StandInRemover(ImportRemover):
     """Removes the stand-in imports (`from slimdata.contrib.unavailable import ...`) of
     unused names."""
 

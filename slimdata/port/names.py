@@ -12,6 +12,7 @@
 """
 
 import re
+from typing import Dict, Optional, Set
 
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
@@ -38,14 +39,53 @@ class NamesPass(ImportRewriting, PrivateNames):
     def __init__(self, context: Context) -> None:
         super().__init__(context)
         self.report_unknown_contrib = context.report_unknown_contrib
+        self._imports_learnt = False
 
     def visit_Module(self, node: cst.Module) -> None:
-        self.learn_spelling(node)
-        for statement, name, bound, rewritten in imported_names(self, node, self.spelling):
+        self._learn_imports(node)
+
+    def _learn_imports(self, module: cst.Module) -> None:
+        """The file's spelling of TensorFlow, and what each of its imports becomes (once:
+        before the walk for `names_to_visit`, or as it starts)."""
+        if self._imports_learnt:
+            return
+        self._imports_learnt = True
+        self.learn_spelling(module)
+        for statement, name, bound, rewritten in imported_names(self, module, self.spelling):
             if rewritten and checked_successor(name) is not None:
                 self.rebound.add(bound)
             elif name in rules.PRIVATE_MODULES:
                 self.private_import(statement, name, bound)
+
+    def names_to_visit(self, names: Set[str]) -> Set[str]:
+        """Less the names the walk has nothing to do for: those whose every use
+        `leave_Attribute` leaves as it is, unreported (`slim` of `slim = tf.contrib.slim` or
+        `import tensorflow.contrib.slim as slim`, used in most statements of slim-era code;
+        walking them was most of the pass's cost)."""
+        assert self.facts is not None, 'called with the facts of the tree'
+        self._learn_imports(self.facts.module)
+        chains = self.facts.attribute_chains()
+        if chains is None:
+            return names
+        return {name for name in names if not self._uses_left_alone(name, chains)}
+
+    def _uses_left_alone(self, name: str, chains: Dict[str, Set[str]]) -> bool:
+        """Whether no attribute chain on `name` has work under any qualified name it can have:
+        through any import of `name` in the file, or as written (a local name)."""
+        if name in self.private_uses or self.facts is None:
+            return False
+        prefixes = {name} | self.facts.imported_as(name)
+        return not any(self._has_work_on(name, self.spelling.canonical(prefix + chain[len(name):]))
+                       for chain in chains.get(name, ()) for prefix in prefixes)
+
+    def _has_work_on(self, root: str, name: str) -> bool:
+        """Whether `leave_Attribute` may change or report a chain on `root` named `name` (and
+        `leave_SimpleStatementLine` an alias of it)."""
+        if root in self.rebound:
+            return rules.successor(name) is not None and checked_successor(name) is None
+        if name.startswith(TF_LAYERS):
+            return False
+        return checked_successor(name) is not None or self._unportable_reason(name) is not None
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         return self.settle_stand_ins(self.remove_unused_private_imports(updated))
@@ -78,14 +118,19 @@ class NamesPass(ImportRewriting, PrivateNames):
         return dotted(target)
 
     def _report_unportable_use(self, node: cst.CSTNode, name: str) -> None:
+        reason = self._unportable_reason(name)
+        if reason is not None:
+            self.note(NOT_PORTED, node, f'{name}: {reason}')
+
+    def _unportable_reason(self, name: str) -> Optional[str]:
+        """Why the use of `name`, which the pass leaves, is reported; None: it is not."""
         reason = unportable_reason(name)
         if name.startswith('tensorflow.python') or (
                 reason is None and not name.startswith('tensorflow.contrib')):
-            return
+            return None
         missing = rules.successor(name)
         generic = reason in (None, UNPORTABLE['tensorflow.contrib'])
         if missing and generic:
             reason = (f'{missing} (its successor by the rules) is not in the installed '
                       'tf_slim / TensorFlow')
-        if missing or not generic or self.report_unknown_contrib:
-            self.note(NOT_PORTED, node, f'{name}: {reason}')
+        return reason if missing or not generic or self.report_unknown_contrib else None

@@ -12,7 +12,7 @@ import libcst as cst
 from libcst.metadata import ParentNodeProvider
 
 from slimdata.contrib.unavailable import UNPORTABLE
-from slimdata.port.edits import CHANGED, NOT_PORTED, Note, code_of
+from slimdata.port.edits import CHANGED, NOT_PORTED, ImportRemover, Note, code_of
 from slimdata.port.installed import public_name
 from slimdata.port.spelling import SpellingAware
 
@@ -71,7 +71,7 @@ class PrivateNames(SpellingAware):
         return module.visit(_PrivateImportRemover(unused)) if unused else module
 
 
-class _PrivateImportRemover(cst.CSTTransformer):
+class _PrivateImportRemover(ImportRemover):
     """Removes the imports of private modules that nothing uses any more."""
 
     def __init__(self, unused: Set[str]) -> None:

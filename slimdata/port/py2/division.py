@@ -11,6 +11,7 @@ integers floored (`batch_size / num_clones` feeding a queue's dequeue count: in 
   (floor for Python ints, numpy integer arrays and TF integer tensors), reported.
 """
 
+import ast
 import re
 from typing import Optional
 
@@ -19,12 +20,12 @@ from libcst.helpers import ensure_type
 
 from slimdata.port.edits import (
     CHANGED,
-    NO_BINDINGS,
     NOT_PORTED,
     Context,
     PortTransformer,
     code_of,
 )
+from slimdata.port.facts import MatchedLines
 
 _FUTURE_DIVISION = re.compile(r'^[ \t]*from[ \t]+__future__[ \t]+import[^\n]*\bdivision\b',
                               re.MULTILINE)
@@ -64,10 +65,10 @@ class DivisionPass(PortTransformer):
     """Keeps Python 2's `/` of integers (see the module docstring)."""
 
     NAME = 'division'
-    # Its work is all in the statements holding a `/`; it needs nothing of the others.
     TRIGGER = re.compile('/')
+    # Its work is all in the statements holding a division (by Python's tree: not a `/` of a
+    # comment or a path); it needs nothing of the others.
     FILTERS_STATEMENTS = True
-    BINDINGS = NO_BINDINGS
 
     @classmethod
     def has_work(cls, code: str, context: Context) -> bool:
@@ -75,6 +76,12 @@ class DivisionPass(PortTransformer):
 
     def visit_Module(self, node: cst.Module) -> bool:
         return _keeps_python_2_division(self.source, self.context)
+
+    def lines_to_visit(self) -> Optional[MatchedLines]:
+        if self.facts is None:
+            return None
+        return self.facts.lines_of((ast.BinOp, ast.AugAssign),
+                                   lambda node: isinstance(node.op, ast.Div))
 
     def leave_BinaryOperation(self, original: cst.BinaryOperation,
                               updated: cst.BinaryOperation) -> cst.BaseExpression:

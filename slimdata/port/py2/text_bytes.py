@@ -25,6 +25,7 @@ from libcst.metadata import ParentNodeProvider
 
 from slimdata.port.edits import (
     CHANGED,
+    NO_BINDINGS,
     NOT_PORTED,
     Context,
     PortTransformer,
@@ -52,6 +53,9 @@ class TextBytesPass(PortTransformer):
 
     NAME = 'text and bytes'
     TRIGGER = re.compile(r'(?i:bytes(_list)?_feature|byteslist)|' + _HIGH_ESCAPE.pattern)
+    # Its work is in the calls and literals its trigger matches, each in its statement.
+    FILTERS_STATEMENTS = True
+    BINDINGS = NO_BINDINGS
 
     @classmethod
     def has_work(cls, code: str, context: Context) -> bool:

@@ -37,6 +37,7 @@ class RelativeImportsPass(PortTransformer):
     """Makes Python 2's implicit relative imports of siblings explicit."""
 
     NAME = 'relative imports'
+    STATEMENTS_ONLY = True
 
     @classmethod
     def has_work(cls, code: str, context: Context) -> bool:
