@@ -57,7 +57,8 @@ def test_a_module_a_python_2_program_imports_is_ported_as_python_2(tmp_path):
 
 
 def _marked(sources):
-    return python_2_by_imports(sources, python2.shows_python_2)
+    return python_2_by_imports(sources, {path for path, code in sources.items()
+                                         if python2.shows_python_2(code)})
 
 
 def test_what_imports_what_and_in_which_direction():

@@ -38,6 +38,7 @@ from libcst.metadata import (
 
 from slimdata.port.facts import MatchedLines, TreeFacts
 from slimdata.port.qualified import UNSCOPED
+from slimdata.port.rendering import code_after_pass
 
 CHANGED = 'changed'
 NOT_PORTED = 'not ported'
@@ -55,12 +56,14 @@ class Context:
     names without a rule are reported (off when tf_upgrade_v2 runs after and reports them);
     `python_2`: whether the file was written for Python 2 (set by the Python 2 stage, or
     before the stages for a file that ran under Python 2 through its imports; then
-    `python_2_by_imports` says which, see `python2_imports`).
+    `python_2_by_imports` says which, see `python2_imports`); `shows_python_2`: whether its
+    own text shows Python 2 (`python2.shows_python_2`), when known before the stages.
     """
     path: str = ''
     paths: frozenset = frozenset()
     report_unknown_contrib: bool = True
     python_2: bool = False
+    shows_python_2: Optional[bool] = None
     python_2_by_imports: str = ''
 
 
@@ -494,8 +497,9 @@ class ParsedFile:
                 return  # a copy of the same tree: the old one keeps its metadata
             # A pass builds every node it puts in the tree (none is put in twice, which the
             # wrapper's deep copy would be for): the new tree is taken as it is too.
+            self.code = code_after_pass(self._wrapper.module, self.code, self._facts.spans(),
+                                        module)
             self._wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-            self.code = module.code
             self._facts = TreeFacts(module, self.code)
 
 

@@ -169,13 +169,16 @@ def port_sources(sources: Dict[str, str],
     results: Dict[str, Tuple[str, List[Note]]] = {}
     problems = []
     paths = frozenset(sources)
-    by_imports = python_2_by_imports(sources, shows_python_2)
+    for path, code in sources.items():
+        texts[path], endings[path] = lines.split_endings(code)
+    # Python 2 by its own text (each file is read once for it: a parse and a search).
+    evident = {path for path, text in texts.items() if shows_python_2(text)}
+    by_imports = python_2_by_imports(sources, evident)
     total_lines = sum(_line_count(code) for code in sources.values())
     with progress.Progress(total_lines, 'porting', unit='lines', delay=1.0) as shown:
         for path, code in sources.items():
-            texts[path], endings[path] = lines.split_endings(code)
             context = Context(path, paths, report_unknown_contrib=not tf_upgrade,
-                              python_2=path in by_imports,
+                              python_2=path in by_imports, shows_python_2=path in evident,
                               python_2_by_imports=by_imports.get(path, ''))
             with garbage_collection_paused():
                 stages, failure = _ported(texts[path], context)

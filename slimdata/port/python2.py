@@ -233,7 +233,10 @@ class Python2Stage:
 
     @classmethod
     def has_work(cls, code: str, context: Context) -> bool:
-        return context.python_2 or shows_python_2(code)
+        if context.python_2:
+            return True
+        return (context.shows_python_2 if context.shows_python_2 is not None
+                else shows_python_2(code))
 
     @classmethod
     def port(cls, code: str, context: Context) -> Tuple[str, List[Note]]:

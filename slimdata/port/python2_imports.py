@@ -18,7 +18,7 @@ many `utils.py` is not taken for another.
 
 import posixpath
 import re
-from typing import Callable, Dict, Iterable, List, Set
+from typing import AbstractSet, Dict, Iterable, List, Set
 
 #: `import a.b as c, d` and `from .a import b, c` (the first line of a parenthesised list).
 _IMPORT = re.compile(r'^[ \t]*(?:from[ \t]+(?P<dots>\.*)(?P<module>[\w.]*)[ \t]+import[ \t]+'
@@ -105,11 +105,10 @@ def _closure(start: Iterable[str], edges: Dict[str, Set[str]],
     return reached
 
 
-def python_2_by_imports(sources: Dict[str, str],
-                        shows_python_2: Callable[[str], bool]) -> Dict[str, str]:
+def python_2_by_imports(sources: Dict[str, str], evident: AbstractSet[str]) -> Dict[str, str]:
     """{path: why} for the files of `sources` ({path: code}) that do not show Python 2
-    themselves but ran under it (see the module docstring); `why` is the chain of imports
-    from a file that does."""
+    themselves (the paths of `evident` do) but ran under it (see the module docstring); `why`
+    is the chain of imports from a file that does."""
     resolver = _Resolver(sources)
     imports: Dict[str, Set[str]] = {}
     imported_by: Dict[str, Set[str]] = {}
@@ -119,7 +118,6 @@ def python_2_by_imports(sources: Dict[str, str],
                 if target != path:
                     imports.setdefault(path, set()).add(target)
                     imported_by.setdefault(target, set()).add(path)
-    evident = {path for path, code in sources.items() if shows_python_2(code)}
     parents: Dict[str, str] = {}
     importers = _closure(evident, imported_by, parents)  # could not have run under Python 3
     ran_in_python_2 = _closure(importers, imports, parents)  # what their interpreter ran

@@ -1,0 +1,105 @@
+"""A tree's code after a pass, rendering only the top-level statements the pass changed.
+
+LibCST renders a module by walking every node (some 45 CPU microseconds a line), and the port
+needs the code after every pass that changed something (the next pass's trigger, the report's
+line numbers). A pass leaves the statements it does not change as the very same nodes when it
+skips them (`PortTransformer.statement_filter`), and a top-level statement's code does not
+depend on its neighbours: it is the code it had. So the code after a pass is the code before
+it, with the text of each statement the pass replaced, removed or added rendered alone.
+
+Where each statement's text starts comes from Python's parser (`TreeFacts.spans`: its first
+line, decorators included) less its leading blank and comment lines, which LibCST counts as
+the statement's own. Every seam between old text and newly rendered text is checked: the old
+statement beside it is rendered and must be the text between the seams. Where anything does
+not hold, the whole module is rendered, as LibCST does.
+"""
+
+from typing import List, Mapping, Optional, Sequence, Set
+
+import libcst as cst
+
+from slimdata.port.facts import Span
+
+
+def code_after_pass(before: cst.Module, code: str, spans: Mapping[int, Span],
+                    after: cst.Module) -> str:
+    """The code of `after`, the tree a pass made of `before` (whose code is `code`, and whose
+    statements' lines are `spans`, by the id of LibCST's node)."""
+    stitched = _stitched(before, code, spans, after)
+    return stitched if stitched is not None else after.code
+
+
+def _stitched(before: cst.Module, code: str, spans: Mapping[int, Span],
+              after: cst.Module) -> Optional[str]:
+    if not (before.has_trailing_newline == after.has_trailing_newline and after.body
+            and before.default_newline == after.default_newline == '\n' and '\r' not in code
+            and before.default_indent == after.default_indent):
+        return None
+    if not before.has_trailing_newline:
+        # LibCST renders the module and drops its last token, the newline ending its last
+        # line: the same here, on the code with that newline.
+        code += '\n'
+    # Lines as Python and LibCST count them (str.splitlines also splits at \f, \x1c, ...).
+    lines = [line + '\n' for line in code.split('\n')[:-1]]
+    starts = _starts(before, spans, len(lines))
+    if starts is None:
+        return None
+    seams = _Seams(before, lines, starts)
+    old_index = {id(statement): index for index, statement in enumerate(before.body)}
+    pieces = [''.join(after.code_for_node(line) for line in after.header)]
+    kept = 0  # the old statements before this index are used or dropped
+    for statement in after.body:
+        index = old_index.get(id(statement))
+        if index is None or index < kept:
+            if not seams.hold(kept):  # where the new text goes
+                return None
+            pieces.append(after.code_for_node(statement))
+            continue
+        if not all(seams.hold(dropped) for dropped in range(kept, index)):
+            return None  # replaced or removed: the seams around them
+        pieces.append(''.join(lines[starts[index]:starts[index + 1]]))
+        kept = index + 1
+    if not all(seams.hold(dropped) for dropped in range(kept, len(before.body))):
+        return None
+    pieces.append(''.join(after.code_for_node(line) for line in after.footer))
+    stitched = ''.join(pieces)
+    return stitched if after.has_trailing_newline else stitched[:-1]
+
+
+def _starts(before: cst.Module, spans: Mapping[int, Span], line_count: int
+            ) -> Optional[List[int]]:
+    """The index of the line each top-level statement's text starts at (its leading lines
+    first), and where the footer starts; None where Python's lines do not say."""
+    starts = []
+    for statement in before.body:
+        span = spans.get(id(statement))
+        if span is None:
+            return None
+        starts.append(span.first - 1 - len(_leading_lines(statement)))
+    starts.append(line_count - len(before.footer))
+    if starts[0] != len(before.header) or any(
+            later <= earlier for earlier, later in zip(starts, starts[1:])):
+        return None
+    return starts
+
+
+def _leading_lines(statement: cst.CSTNode) -> Sequence[cst.EmptyLine]:
+    return getattr(statement, 'leading_lines', ())
+
+
+class _Seams:
+    """Checks where the old statements' texts start (`starts`, by index)."""
+
+    def __init__(self, before: cst.Module, lines: List[str], starts: List[int]) -> None:
+        self.before, self.lines, self.starts = before, lines, starts
+        self.checked: Set[int] = set()
+
+    def hold(self, index: int) -> bool:
+        """Whether old statement `index` is rendered as the text from its start to the next
+        one's (then both seams are where they were taken to be); past the last statement,
+        the footer's start is LibCST's own (its line count from the end)."""
+        if index >= len(self.before.body) or index in self.checked:
+            return True
+        self.checked.add(index)
+        text = ''.join(self.lines[self.starts[index]:self.starts[index + 1]])
+        return self.before.code_for_node(self.before.body[index]) == text

@@ -1,0 +1,91 @@
+"""`rendering.code_after_pass`: the code after a pass, only the changed statements rendered,
+is LibCST's rendering of the whole tree."""
+
+import libcst as cst
+import pytest
+
+from slimdata.port import rendering
+from slimdata.port.facts import TreeFacts
+
+MODULE = '''#!/usr/bin/env python
+# a header comment
+
+"""The docstring."""
+import os  # trailing comment
+import sys
+
+
+# leading comments of a decorated function
+@decorator(
+    1)
+def first(x):
+    return x / 2
+    # a comment the block owns
+
+def second(y): return y
+
+a = 1; b = 2
+class Third:
+    """Kept."""
+    z = first(3)
+# a footer comment
+'''
+
+
+class _Edit(cst.CSTTransformer):
+    """Replaces the statements whose code holds `replace`, removes those holding `remove`,
+    and puts `insert` before the first statement; leaves the others as they are, unvisited
+    (as a pass that filters statements does)."""
+
+    def __init__(self, replace='', remove='', insert=''):
+        super().__init__()
+        self.replace, self.remove, self.insert = replace, remove, insert
+
+    def on_visit(self, node):
+        return isinstance(node, cst.Module)
+
+    def leave_Module(self, original, updated):
+        body = []
+        for statement in updated.body:
+            code = updated.code_for_node(statement)
+            if self.remove and self.remove in code:
+                continue
+            if self.replace and self.replace in code:
+                statement = cst.parse_statement('replaced = True  # by the pass\n')
+            body.append(statement)
+        if self.insert:
+            body.insert(0, cst.parse_statement(self.insert))
+        return updated.with_changes(body=body)
+
+
+@pytest.mark.parametrize('edit', [
+    _Edit(replace='first'), _Edit(replace='def second'), _Edit(replace='a = 1'),
+    _Edit(remove='import os'), _Edit(remove='class Third'), _Edit(remove='decorator'),
+    _Edit(insert='import numpy as np\n'), _Edit(replace='import sys', insert='import re\n'),
+    _Edit(replace='The docstring', remove='a = 1')])
+@pytest.mark.parametrize('trailing_newline', [True, False])
+def test_the_code_after_a_pass_is_libcsts_rendering(edit, trailing_newline, monkeypatch):
+    code = MODULE if trailing_newline else MODULE.rstrip('\n')
+    seams = []
+    hold = rendering._Seams.hold
+    monkeypatch.setattr(rendering._Seams, 'hold',
+                        lambda self, index: seams.append(index) or hold(self, index))
+    before = cst.parse_module(code)
+    after = before.visit(edit)
+    stitched = rendering._stitched(before, code, TreeFacts(before, code).spans(), after)
+    assert stitched == after.code  # stitched, not rendered whole
+    assert seams  # the seams next to new text were checked
+    assert rendering.code_after_pass(before, code, TreeFacts(before, code).spans(),
+                                     after) == after.code
+
+
+def test_a_wrong_start_falls_back_to_the_whole_rendering(monkeypatch):
+    """A statement whose first line Python places elsewhere than LibCST (a decorator's name
+    on the line after its `@`) fails the seam check: the module is rendered whole."""
+    code = 'import os\n\n\n@\\\ndecorator\ndef f():\n    pass\n\n\nx = 1\n'
+    before = cst.parse_module(code)
+    after = before.visit(_Edit(replace='import os'))
+    spans = TreeFacts(before, code).spans()
+    assert rendering._stitched(before, code, spans, after) is None
+    assert rendering.code_after_pass(before, code, spans, after) == after.code
+    assert 'replaced = True' in after.code and '@\\\ndecorator' in after.code
