@@ -1,9 +1,11 @@
 """The Python 2 stage (slimdata.port.python2): 2to3's fixers on files written for Python 2,
 every change reported at its line, and the ported program run."""
 
+import re
 import subprocess
 import sys
 
+from port_snippets import PYTHON_2_TAIL
 from slimdata.port import edits, python2, tree
 
 PROGRAM = '''import cPickle
@@ -157,3 +159,30 @@ def test_one_tool_ports_each_file_as_a_tool_of_its_own():
     in_turn = [python2.Python2Stage.port(code, edits.Context('m.py')) for code in others * 2]
     assert in_turn == expected * 2
     assert all(notes for _, notes in expected)
+
+
+def test_the_fixers_outside_the_matcher_walk_only_files_that_can_hold_their_work(monkeypatch):
+    """`<>`, long and octal literals and unittest's old names are fixed by fixers outside
+    fissix's bottom matcher, which walk every node: a file whose text holds none of them is
+    not walked for them, and ports as it would walked."""
+    codes = [PROGRAM, PYTHON_2_TAIL, 'x = 0777 + 10L\nif x <> 1: print x\n',
+             'class T(unittest.TestCase):\n    def test(self):\n        self.assertEquals(1, 1)\n',
+             'def f(d):\n    return d.has_key(1) and `d`\n']
+
+    def ported():
+        walks = []
+        post_order = python2._Tool.traverse_by
+        monkeypatch.setattr(python2._Tool, 'traverse_by', lambda tool, heads, traversal: (
+            walks.append(bool(heads)), post_order(tool, heads, traversal))[1])
+        results = [python2.Python2Stage.port(code, edits.Context('m.py')) for code in codes]
+        return results, walks
+
+    python2._tool.cache_clear()
+    skipping, walks = ported()
+    assert walks.count(True) == 4  # all but the last (`<>` in the first two)
+    monkeypatch.setattr(python2, '_OUTSIDE_THE_MATCHER', re.compile(''))
+    walking, walks = ported()
+    assert walks.count(True) == len(codes)
+    assert skipping == walking
+    fixed = skipping[2][0] + skipping[3][0]
+    assert 'x = 0o777 + 10' in fixed and 'x != 1' in fixed and 'self.assertEqual(1, 1)' in fixed

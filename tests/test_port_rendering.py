@@ -89,3 +89,25 @@ def test_a_wrong_start_falls_back_to_the_whole_rendering(monkeypatch):
     assert rendering._stitched(before, code, spans, after) is None
     assert rendering.code_after_pass(before, code, spans, after) == after.code
     assert 'replaced = True' in after.code and '@\\\ndecorator' in after.code
+
+
+def test_a_pass_gives_back_the_statements_it_left_as_they_were():
+    """`KeepsUnchanged`: a walked statement in which nothing was replaced is the very node
+    it was (LibCST builds a copy of each node it walks), so its code is not rendered again;
+    a statement with a replacement in it is new."""
+    from slimdata.port.edits import KeepsUnchanged
+
+    class Rename(KeepsUnchanged):
+        def leave_Name(self, original, updated):
+            return updated.with_changes(value='y') if original.value == 'x' else updated
+
+    before = cst.parse_module('a = 1\nb = x + 1\nif a:\n    c = [a, b]\n')
+    transformer = Rename()
+    after = before.visit(transformer)
+    assert after.code == 'a = 1\nb = y + 1\nif a:\n    c = [a, b]\n'
+    assert after.body[0] is before.body[0] and after.body[2] is before.body[2]
+    assert after.body[1] is not before.body[1] and transformer.replacements == 1
+    assert not transformer._replacements_before
+    assert before.visit(Rename()) is not before  # x renamed: a new module
+    unchanged = cst.parse_module('a = 1\n')
+    assert unchanged.visit(Rename()) is unchanged

@@ -90,7 +90,34 @@ NO_BINDINGS = re.compile(r'(?!)')
 _STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
 
 
-class PortTransformer(cst.CSTTransformer):
+class KeepsUnchanged(cst.CSTTransformer):
+    """A transformer that gives back the very node it was given wherever nothing in it was
+    replaced (LibCST builds a copy of every node it walks). What a pass left is then known by
+    identity: its code is the code it had (`rendering.code_after_pass`), not rendered again.
+
+    `replacements`: how many times a `leave_*` gave another node than the one it was given.
+    A subclass whose `on_visit` skips a node without calling this one's skips it in
+    `on_leave` too.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.replacements = 0
+        self._replacements_before: List[int] = []  # at each node visited, not yet left
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self._replacements_before.append(self.replacements)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):
+        result = super().on_leave(original_node, updated_node)
+        if result is not updated_node:
+            self.replacements += 1
+        before = self._replacements_before.pop()
+        return original_node if result is updated_node and self.replacements == before else result
+
+
+class PortTransformer(KeepsUnchanged):
     """A porting pass: records notes by line, and the import lines its edits need.
 
     A pass runs on a file only when `has_work` says so: by default when the file's text
@@ -123,7 +150,6 @@ class PortTransformer(cst.CSTTransformer):
         self._wrapper: Optional[MetadataWrapper] = None
         self._parents: Dict[cst.CSTNode, cst.CSTNode] = {}
         self._ancestors: List[cst.CSTNode] = []
-        self.changed = False  # whether a `leave_*` replaced a node
         self.source = ''  # the code of the tree the pass runs on (not rendered again)
         # What Python's parser says of the tree the pass runs on (set by `ParsedFile.run`;
         # None: every answer is LibCST's).
@@ -311,10 +337,12 @@ class PortTransformer(cst.CSTTransformer):
         if original_node in self._skipped:
             return updated_node
         self._ancestors.pop()
-        result = super().on_leave(original_node, updated_node)
-        if result is not updated_node:
-            self.changed = True
-        return result
+        return super().on_leave(original_node, updated_node)
+
+    @property
+    def changed(self) -> bool:
+        """Whether a `leave_*` replaced a node."""
+        return self.replacements > 0
 
     def line_of(self, node: cst.CSTNode) -> int:
         line = self._line_in_statement(node)
@@ -369,12 +397,17 @@ class LookAhead(cst.CSTVisitor):
         super().on_leave(original_node)
 
 
-class ImportRemover(cst.CSTTransformer):
+class ImportRemover(KeepsUnchanged):
     """A transformer that edits import statements only: it does not walk the expressions of
     the tree (most of it; none holds a statement)."""
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         return not isinstance(node, cst.BaseExpression) and super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):
+        if isinstance(original_node, cst.BaseExpression):
+            return updated_node  # not visited
+        return super().on_leave(original_node, updated_node)
 
 
 #: The fields of LibCST's statements and blocks that hold statements or blocks.
@@ -492,6 +525,7 @@ class ParsedFile:
             transformer.facts = self._facts
             transformer._matched = transformer.lines_to_visit()
             visited = self._wrapper.visit(transformer)
+            assert not transformer._replacements_before, f'{transformer.NAME}: unbalanced walk'
             module = add_imports(visited, transformer.needed_imports)
             if not transformer.changed and module is visited:
                 return  # a copy of the same tree: the old one keeps its metadata

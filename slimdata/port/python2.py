@@ -250,8 +250,8 @@ class Python2Stage:
         tool = _tool()
         tool.notes = notes
         try:
-            tree = tool.refactor_string(code if code.endswith('\n') else code + '\n',
-                                        context.path)
+            tree = tool.refactor_code(code if code.endswith('\n') else code + '\n',
+                                      context.path)
         except (ParseError, TokenError, IndentationError) as error:
             raise Python2ParseError(_line_of(error), f'could not parse as Python 3 or as '
                                                      f'Python 2 ({error})') from error
@@ -286,6 +286,14 @@ def _tool() -> '_Tool':
     return _Tool()
 
 
+#: What the fixers outside fissix's bottom matcher (`fix_ne`, `fix_numliterals`, `_FixAsserts`)
+#: need in a file's text: `<>`, a long or octal literal, unittest's old names. They are tried on
+#: every node of a walk of the whole tree, made only for a file that holds one (a tenth of the
+#: stage's time).
+_OUTSIDE_THE_MATCHER = re.compile(r'<>|\b\d\w*[lL]\b|\b0\d|\b(?:'
+                                  + '|'.join(sorted(fix_asserts.NAMES)) + r')\b')
+
+
 class _Tool(refactor.RefactoringTool):
     """fissix's RefactoringTool with the fixers of `FIXERS`, each change noted by line in
     `notes` (set for each file: fixers start each tree afresh, `start_tree`)."""
@@ -293,6 +301,19 @@ class _Tool(refactor.RefactoringTool):
     def __init__(self) -> None:
         self.notes: List[Note] = []
         super().__init__([])
+        # fissix walks the whole tree for its pre-order fixers outside the bottom matcher even
+        # when there are none (a table of empty lists): none, no walk.
+        assert not self.bmi_pre_order, 'no pre-order fixer outside the bottom matcher'
+        self.bmi_pre_order_heads: Dict[int, List[fixer_base.BaseFix]] = {}
+        self._post_order_heads: Dict[int, List[fixer_base.BaseFix]] = (
+            self.bmi_post_order_heads)
+
+    def refactor_code(self, code: str, name: str) -> pytree.Node:
+        """The tree of `code` with the fixers' changes; the post-order walk of the fixers
+        outside the bottom matcher only where the text can hold their work."""
+        self.bmi_post_order_heads = (self._post_order_heads if _OUTSIDE_THE_MATCHER.search(code)
+                                     else {})
+        return self.refactor_string(code, name)
 
     def get_fixers(self):
         pre_order: List[fixer_base.BaseFix] = []

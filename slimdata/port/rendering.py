@@ -55,11 +55,12 @@ def _stitched(before: cst.Module, code: str, spans: Mapping[int, Span],
                 return None
             pieces.append(after.code_for_node(statement))
             continue
-        if not all(seams.hold(dropped) for dropped in range(kept, index)):
-            return None  # replaced or removed: the seams around them
+        # Old statements kept..index-1 were replaced or removed: the seams around them.
+        if not all(seams.hold(seam) for seam in range(kept, index + 1)):
+            return None
         pieces.append(''.join(lines[starts[index]:starts[index + 1]]))
         kept = index + 1
-    if not all(seams.hold(dropped) for dropped in range(kept, len(before.body))):
+    if not all(seams.hold(seam) for seam in range(kept, len(before.body) + 1)):
         return None
     pieces.append(''.join(after.code_for_node(line) for line in after.footer))
     stitched = ''.join(pieces)
@@ -88,18 +89,32 @@ def _leading_lines(statement: cst.CSTNode) -> Sequence[cst.EmptyLine]:
 
 
 class _Seams:
-    """Checks where the old statements' texts start (`starts`, by index)."""
+    """Checks the lines where the old statements' texts start (`starts`, by index)."""
 
     def __init__(self, before: cst.Module, lines: List[str], starts: List[int]) -> None:
         self.before, self.lines, self.starts = before, lines, starts
-        self.checked: Set[int] = set()
+        self.rendered: Set[int] = set()  # the statements found where they were taken to be
 
-    def hold(self, index: int) -> bool:
-        """Whether old statement `index` is rendered as the text from its start to the next
-        one's (then both seams are where they were taken to be); past the last statement,
-        the footer's start is LibCST's own (its line count from the end)."""
-        if index >= len(self.before.body) or index in self.checked:
+    def hold(self, seam: int) -> bool:
+        """Whether old statement `seam` starts where it was taken to (the end of the last
+        one: the footer's start, its line count from the end, LibCST's own; so is the first
+        one's start, the header's end). The smaller statement beside the seam is rendered: it
+        must be the text from its start to the next one's."""
+        if seam in (0, len(self.before.body)):
             return True
-        self.checked.add(index)
+        after, before = seam, seam - 1
+        if not {after, before} & self.rendered:
+            smaller = min((after, before), key=lambda index: self._length(index))
+            if not self._rendered_as_taken(smaller):
+                return False
+        return True
+
+    def _length(self, index: int) -> int:
+        return self.starts[index + 1] - self.starts[index]
+
+    def _rendered_as_taken(self, index: int) -> bool:
         text = ''.join(self.lines[self.starts[index]:self.starts[index + 1]])
-        return self.before.code_for_node(self.before.body[index]) == text
+        if self.before.code_for_node(self.before.body[index]) != text:
+            return False
+        self.rendered.add(index)
+        return True
