@@ -21,9 +21,12 @@ For each corpus:
                  their own, timed after TensorFlow and tf_slim are imported (a cost paid once):
                  CPU seconds, lines/s, CPU microseconds per line, and the memory they add (peak
                  resident size above the process's after the imports);
-  tf_upgrade_v2  TensorFlow's command on the same files (safety mode, as `slimdata port` runs
-                 it), a process of its own: its CPU with its start-up, and per line without it
-                 (its start-up measured on a one-line file), and its peak memory;
+  tf_upgrade_v2  TensorFlow's upgrader on the same files (safety mode, as `slimdata port` runs
+                 it) measured as the own passes are: in a process of its own, after its
+                 imports and a first one-line tree (`ast_edits.ASTCodeUpgrader.process_tree`),
+                 CPU microseconds per line; and its command as a user runs it, a process of
+                 its own: its CPU with its start-up (measured apart on a one-line file) and its
+                 peak memory;
   whole port     `slimdata port SRC DST` as a user runs it: the CPU of all its processes;
 
 and the ratio of the own passes' cost per line to tf_upgrade_v2's (without and with its
@@ -108,8 +111,6 @@ def large_file(sources: Dict[str, str], lines: int, folder: pathlib.Path) -> pat
 
 def measure_own(root: pathlib.Path) -> dict:
     """In this process: the passes over the tree, after the one-time imports."""
-    import time
-
     from slimdata import progress
     from slimdata.port import tree
     progress.configure(quiet=True)
@@ -120,14 +121,39 @@ def measure_own(root: pathlib.Path) -> dict:
                                   'x = array_ops.unstack\n',
                        'warm_python_2.py': 'print "x"\n'}, tf_upgrade=None)
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    start = time.process_time()
-    tree.port_sources(sources, tf_upgrade=None)
-    cpu = time.process_time() - start
-    return {'cpu': cpu, 'memory_kb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base}
+    cpu = _cpu_of_runs(lambda: tree.port_sources(sources, tf_upgrade=None))
+    return {**cpu, 'memory_kb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base}
 
 
-def _own(root: pathlib.Path) -> dict:
-    output = subprocess.run([sys.executable, __file__, '--measure-own', str(root)],
+def _cpu_of_runs(run) -> dict:
+    """The CPU seconds of a first run and of a second (its caches warm: the names, modules
+    and tables a first run of the same tree looked up once)."""
+    import time
+    times = []
+    for _ in range(2):
+        start = time.process_time()
+        run()
+        times.append(time.process_time() - start)
+    return {'cpu': times[0], 'cpu_again': times[1]}
+
+
+def measure_upgrade(root: pathlib.Path) -> dict:
+    """In this process: tf_upgrade_v2's work over the tree (safety mode, as `slimdata port`
+    runs it), after its imports and a first file, as `measure_own` measures the passes."""
+    from tensorflow.tools.compatibility import ast_edits, tf_upgrade_v2_safety
+    upgrader = ast_edits.ASTCodeUpgrader(tf_upgrade_v2_safety.TFAPIChangeSpec())
+    with tempfile.TemporaryDirectory(prefix='bench-upgrade-') as temporary:
+        work = pathlib.Path(temporary)
+        (work / 'warm').mkdir()
+        (work / 'warm' / 'warm.py').write_text('import tensorflow as tf\nx = tf.contrib.slim\n')
+        upgrader.process_tree(str(work / 'warm'), str(work / 'warm_out'), False)
+        base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        cpu = _cpu_of_runs(lambda: upgrader.process_tree(str(root), str(work / 'out'), False))
+    return {**cpu, 'memory_kb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base}
+
+
+def _in_process(measure: str, root: pathlib.Path) -> dict:
+    output = subprocess.run([sys.executable, __file__, measure, str(root)],
                             capture_output=True, text=True, check=True).stdout
     return json.loads(output.strip().splitlines()[-1])
 
@@ -157,14 +183,22 @@ def _best(measure, repeat: int) -> dict:
     return min(runs, key=lambda run: run['cpu'])
 
 
-def bench(name: str, root: pathlib.Path, work: pathlib.Path, startup: float,
-          repeat: int) -> dict:
+def bench(name: str, root: pathlib.Path, work: pathlib.Path, repeat: int) -> dict:
     sources = python_sources(root)
     lines = line_count(sources)
-    own = _best(lambda: _own(root), repeat)
+    # Each measure's runs alternate with the other's, so that a change of the machine's load
+    # weighs on both alike.
+    owns, upgrades = [], []
+    for _ in range(repeat):
+        owns.append(_in_process('--measure-own', root))
+        upgrades.append(_in_process('--measure-upgrade', root))
+    own = min(owns, key=lambda run: run['cpu'])
+    upgrade_alone = min(upgrades, key=lambda run: run['cpu'])
+    own_again = min(run['cpu_again'] for run in owns) / lines
+    upgrade_again = min(run['cpu_again'] for run in upgrades) / lines
     upgrade = _best(lambda: _tf_upgrade(root, work), repeat)
     whole = _best(lambda: _whole_port(root, work), repeat)
-    upgrade_per_line = max(upgrade['cpu'] - startup, 1e-9) / lines
+    upgrade_per_line = upgrade_alone['cpu'] / lines
     own_per_line = own['cpu'] / lines
     return {'corpus': name, 'files': len(sources), 'lines': lines,
             'own_lines_per_s': 1 / own_per_line, 'own_us_per_line': 1e6 * own_per_line,
@@ -174,27 +208,34 @@ def bench(name: str, root: pathlib.Path, work: pathlib.Path, startup: float,
             'upgrade_us_per_line': 1e6 * upgrade_per_line,
             'upgrade_us_per_line_with_startup': 1e6 * upgrade['cpu'] / lines,
             'upgrade_memory_mb': upgrade['memory_kb'] / 1024,
+            'upgrade_added_memory_mb': upgrade_alone['memory_kb'] / 1024,
             'whole_cpu_s': whole['cpu'], 'whole_lines_per_s': lines / whole['cpu'],
             'whole_us_per_line': 1e6 * whole['cpu'] / lines,
             'whole_memory_mb': whole['memory_kb'] / 1024,
             'ratio': own_per_line / upgrade_per_line,
+            'own_us_per_line_again': 1e6 * own_again,
+            'upgrade_us_per_line_again': 1e6 * upgrade_again,
+            'ratio_again': own_again / upgrade_again,
             'ratio_with_startup': own['cpu'] / upgrade['cpu']}
 
 
 def print_table(rows: List[dict], startup: float) -> None:
     print(f"tf_upgrade_v2's start-up (a one-line file): {startup:.2f} CPU s")
     print(f'{"corpus":<24} {"files":>5} {"lines":>7} | {"own passes":^26} | '
-          f'{"tf_upgrade_v2 alone":^26} | {"whole port":^18} | {"own/tf_upgrade":^14}')
+          f'{"tf_upgrade_v2 alone":^26} | {"whole port":^18} | {"own/tf_upgrade":^14} | '
+          f'{"second run, us/line":^26}')
     print(f'{"":<24} {"":>5} {"":>7} | {"lines/s":>8} {"us/line":>8} {"+MB":>7} | '
           f'{"lines/s":>8} {"us/line":>8} {"MB":>7} | {"lines/s":>8} {"MB":>8} | '
-          f'{"per line":>8} {"+start":>6}')
+          f'{"per line":>8} {"+start":>6} | {"own":>8} {"tf_upg.":>8} {"ratio":>7}')
     for row in rows:
         print(f'{row["corpus"]:<24} {row["files"]:>5} {row["lines"]:>7} | '
               f'{row["own_lines_per_s"]:>8.0f} {row["own_us_per_line"]:>8.0f} '
               f'{row["own_memory_mb"]:>7.0f} | {row["upgrade_lines_per_s"]:>8.0f} '
               f'{row["upgrade_us_per_line"]:>8.0f} {row["upgrade_memory_mb"]:>7.0f} | '
               f'{row["whole_lines_per_s"]:>8.0f} {row["whole_memory_mb"]:>8.0f} | '
-              f'{row["ratio"]:>8.2f} {row["ratio_with_startup"]:>6.2f}')
+              f'{row["ratio"]:>8.2f} {row["ratio_with_startup"]:>6.2f} | '
+              f'{row["own_us_per_line_again"]:>8.0f} {row["upgrade_us_per_line_again"]:>8.0f} '
+              f'{row["ratio_again"]:>7.2f}')
 
 
 def main() -> None:
@@ -209,9 +250,13 @@ def main() -> None:
                                                              'smallest CPU time is kept')
     parser.add_argument('--json', metavar='FILE', help='also write the figures as JSON')
     parser.add_argument('--measure-own', metavar='TREE', help=argparse.SUPPRESS)
+    parser.add_argument('--measure-upgrade', metavar='TREE', help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure_own:
         print(json.dumps(measure_own(pathlib.Path(args.measure_own))))
+        return
+    if args.measure_upgrade:
+        print(json.dumps(measure_upgrade(pathlib.Path(args.measure_upgrade))))
         return
     with tempfile.TemporaryDirectory(prefix='bench-port-') as temporary:
         work = pathlib.Path(temporary)
@@ -229,7 +274,7 @@ def main() -> None:
         startup = _best(lambda: _tf_upgrade(work / 'one', work), args.repeat)['cpu']
         rows = []
         for name, root in corpora:
-            rows.append(bench(name, root, work, startup, args.repeat))
+            rows.append(bench(name, root, work, args.repeat))
             print(f'measured {name}', file=sys.stderr, flush=True)
         print_table(rows, startup)
         if args.json:
