@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -192,12 +192,23 @@ def test_no_export_is_left_when_the_receiver_fn_or_the_checkpoint_fails(tmp_path
 
 
 INTERRUPTED_EXPORT = textwrap.dedent('''
+    import shutil
     import sys
+    import time
     from slimdata._tf import tf
     from slimdata.contrib import estimator as est
     from slimdata.contrib.estimator import export
     v1 = tf.compat.v1
-    model_dir, export_dir, fifo = sys.argv[1:]
+    model_dir, export_dir, asset = sys.argv[1:]
+
+    def held(reader, writer):
+        # The extra asset's copy, once the SavedModel is written: the process waits in Python
+        # (which a signal interrupts; a FIFO held it in TensorFlow's C++ open, which retries
+        # when interrupted, so that SIGINT was lost when it came late).
+        print('copying', flush=True)
+        time.sleep(3600)
+
+    shutil.copyfileobj = held
 
     def model_fn(features, mode):
         weights = v1.get_variable('weights', [3, 1])
@@ -206,8 +217,7 @@ INTERRUPTED_EXPORT = textwrap.dedent('''
     model = est.Estimator(model_fn, model_dir)
     receiver_fn = export.build_raw_serving_input_receiver_fn({'x': tf.zeros([1, 3])})
     print('exporting', flush=True)
-    # the extra asset is a FIFO no one writes to: the copy waits there, the SavedModel written
-    model.export_saved_model(export_dir, receiver_fn, assets_extra={'a': fifo})
+    model.export_saved_model(export_dir, receiver_fn, assets_extra={'a': asset})
 ''')
 
 
@@ -222,22 +232,26 @@ def test_an_interrupted_export_leaves_no_folder_under_a_timestamp(tmp_path, sent
         with v1.Session() as session:
             session.run(v1.global_variables_initializer())
             v1.train.Saver().save(session, str(tmp_path / 'model' / 'model.ckpt'), 0)
-    os.mkfifo(tmp_path / 'fifo')
+    (tmp_path / 'asset.txt').write_text('extra')
     script = tmp_path / 'interrupted.py'
     script.write_text(INTERRUPTED_EXPORT)
     process = subprocess.Popen([sys.executable, str(script), str(tmp_path / 'model'),
-                                str(tmp_path / 'export'), str(tmp_path / 'fifo')],
+                                str(tmp_path / 'export'), str(tmp_path / 'asset.txt')],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3'))
     try:
-        assert process.stdout.readline() == 'exporting\n'
-        written = None
-        for _ in range(1200):  # waits for the SavedModel (the process then blocks on the FIFO)
-            written = list((tmp_path / 'export').glob('temp-*/saved_model.pb'))
-            if written or process.poll() is not None:
-                break
-            time.sleep(0.5)
-        assert written, process.stderr.read() if process.poll() is not None else 'no export'
+        # 'exporting', then 'copying' once the SavedModel is written; a process that says
+        # neither in 600 s is ended (its lines then end).
+        watchdog = threading.Timer(600, process.kill)
+        watchdog.start()
+        try:
+            lines = [process.stdout.readline(), process.stdout.readline()]
+        finally:
+            watchdog.cancel()
+        assert lines == ['exporting\n', 'copying\n'], (
+            process.stderr.read() if process.poll() is not None else lines)
+        written = list((tmp_path / 'export').glob('temp-*/saved_model.pb'))
+        assert written
         process.send_signal(sent)
         process.wait(timeout=120)
     finally:
