@@ -6,7 +6,10 @@ so the passes ask it what it can answer, for the tree as it is before each pass:
 
 - the names the module binds (`qualified.ModuleNames`), for qualified names;
 - the lines each statement spans: for the report's line numbers, and so that a pass skips the
-  statements its pattern does not match (`PortTransformer.statement_filter`).
+  statements its pattern does not match (`PortTransformer.statement_filter`);
+- what a pass asks before its walk to skip more: the lines of some kind of node (a division),
+  the attribute chains on each name and what the imports bind to it (the names pass), whether
+  anything may read a name (an unused import).
 
 LibCST's statements and Python's pair one to one in each block, except that a line of
 statements joined by `;` is one of LibCST's (`qualified.top_indexes`).
