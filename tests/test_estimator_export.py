@@ -19,6 +19,7 @@ from slimdata._tf import tf
 from slimdata.contrib import estimator as est
 from slimdata.contrib.estimator import export
 from test_estimator import BATCH, data, linear_model_fn, tensors_input_fn
+from test_interruptions import as_from_a_terminal
 
 v1 = tf.compat.v1
 LEARNING_RATE = 0.1
@@ -238,7 +239,8 @@ def test_an_interrupted_export_leaves_no_folder_under_a_timestamp(tmp_path, sent
     process = subprocess.Popen([sys.executable, str(script), str(tmp_path / 'model'),
                                 str(tmp_path / 'export'), str(tmp_path / 'asset.txt')],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3'))
+                               env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3'),
+                               preexec_fn=as_from_a_terminal)
     try:
         # 'exporting', then 'copying' once the SavedModel is written; a process that says
         # neither in 600 s is ended (its lines then end).
