@@ -52,6 +52,7 @@ class TreeFacts:
         self._bindings: object = _NOT_YET  # (code, names bound) of each binding statement
         self._chains: object = _NOT_YET  # root name -> the attribute chains on it
         self._read: object = _NOT_YET  # the names read, deleted or written in a string
+        self._imported: object = _NOT_YET  # name bound -> what the imports bind to it
         self._code_lines: Optional[List[str]] = None
 
     def python_tree(self) -> Optional[ast.Module]:
@@ -149,18 +150,15 @@ class TreeFacts:
     def imported_as(self, name: str) -> Set[str]:
         """What the imports anywhere in the code bind to `name` (`tensorflow.contrib.slim` of
         `import tensorflow.contrib.slim as slim`; a relative one as written, `.nets`)."""
-        tree = self.python_tree()
-        found: Set[str] = set()
-        for node in _statements(tree.body) if tree is not None else ():
-            if isinstance(node, ast.Import):
-                found.update(alias.name if alias.asname else alias.name.split('.', 1)[0]
-                             for alias in node.names
-                             if (alias.asname or alias.name.split('.', 1)[0]) == name)
-            elif isinstance(node, ast.ImportFrom):
-                module = '.' * node.level + (node.module or '')
-                found.update(f'{module}.{alias.name}' if node.module else module + alias.name
-                             for alias in node.names if (alias.asname or alias.name) == name)
-        return found
+        if self._imported is _NOT_YET:  # every import read once, for all names
+            tree = self.python_tree()
+            imported: Dict[str, Set[str]] = {}
+            for node in _statements(tree.body) if tree is not None else ():
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    for alias, bound in zip(node.names, _bound_by(node)):
+                        imported.setdefault(bound, set()).add(_imported_name(node, alias, bound))
+            self._imported = imported
+        return cast(Dict[str, Set[str]], self._imported).get(name, set())
 
     def _lines(self) -> List[str]:
         if self._code_lines is None:
@@ -214,6 +212,15 @@ def _statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
                         yield from _statements([item])
                     else:  # an except handler, a match case: their bodies
                         yield from _statements(item.body)
+
+
+def _imported_name(statement: Union[ast.Import, ast.ImportFrom], alias: ast.alias,
+                   bound: str) -> str:
+    """What an import binds to `bound` (`import a.b` binds `a`; `from . import x`: `.x`)."""
+    if isinstance(statement, ast.Import):
+        return alias.name if alias.asname else bound
+    module = '.' * statement.level + (statement.module or '')
+    return f'{module}.{alias.name}' if statement.module else module + alias.name
 
 
 def _bound_by(statement: ast.stmt) -> Iterator[str]:
