@@ -7,7 +7,7 @@ STAMP   = $(VENV)/.installed-stamp
 # A pytest -n value; 2 matches the project's 2-core machines.
 WORKERS ?= 2
 
-.PHONY: demo test lint bench matrix docs venv clean
+.PHONY: demo test test-slow lint bench matrix docs venv clean
 
 venv: $(STAMP)
 
@@ -24,10 +24,15 @@ $(STAMP): setup.py pyproject.toml
 demo: $(STAMP)
 	$(PY) train_examples/demo.py
 
+# The suite but the tests marked slow (each more than a few seconds: training runs, clusters,
+# every documentation page run as written), which `make test-slow` runs; CI runs both.
 # worksteal: a worker that runs out of tests takes half of the other's queue, so the run does
 # not end with one worker idle (tests/conftest.py starts the files with slow tests first).
 test: $(STAMP)
-	$(VENV)/bin/pytest -n $(WORKERS) --dist worksteal -q
+	$(VENV)/bin/pytest -n $(WORKERS) --dist worksteal -q -m 'not slow'
+
+test-slow: $(STAMP)
+	$(VENV)/bin/pytest -n $(WORKERS) --dist worksteal -q -m slow
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

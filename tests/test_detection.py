@@ -280,6 +280,7 @@ def test_write_detection(tmp_path, layout):
     assert labels == [[2, 1], [], [2]]
 
 
+@pytest.mark.slow
 def test_counts_cross_worker_processes(tmp_path):
     """Counts made in worker processes add up to those of one process."""
     def write(folder, processes):

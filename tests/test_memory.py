@@ -79,6 +79,7 @@ def _whole_batches(data):
                                          capacity=4).dequeue()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('make_batches', [_per_example_batches, _whole_batches],
                          ids=['DatasetDataProvider', 'DatasetBatchProvider'])
 def test_resident_memory_stays_flat_over_many_epochs(tmp_path, graph, make_batches):

@@ -102,7 +102,8 @@ def test_inspect_of_a_wide_record_into_head(many_files):
     ['inspect', '{wide}'], ['index', '{folder}', '--output-dir', '{tmp}/idx'],
     ['convert', 'image-folder', '{images}', '{tmp}/out', '--validation-ratio', '0'],
     ['show', '{tmp}/out', '-o', '{tmp}/sheet.png'], ['--version'], ['count', '--help'],
-    ['port', '{images}', '--dry-run'],
+    # The port starts TensorFlow's upgrader (about 15 s on 2 shared cores).
+    pytest.param(['port', '{images}', '--dry-run'], marks=pytest.mark.slow),
 ], ids=lambda argv: ' '.join(argv[:2]))
 def test_every_command_ends_quietly_on_a_closed_stdout(many_files, tmp_path, argv):
     folder, wide, images = many_files

@@ -174,6 +174,7 @@ print('width', images.get_shape()[2].value)
 """
 
 
+@pytest.mark.slow
 def test_a_package_main_without_a_guard_is_an_entry_point(tmp_path):
     source, ported = tmp_path / 'src', tmp_path / 'ported'
     (source / 'pkg').mkdir(parents=True)
@@ -208,6 +209,7 @@ if __name__ == '__main__':
 """
 
 
+@pytest.mark.slow
 def test_tf_keras_is_keras_2_in_a_ported_script(tmp_path):
     pytest.importorskip('tf_keras')
     script = tmp_path / 'script.py'

@@ -116,6 +116,7 @@ def test_cli_exit_status_1_when_a_file_cannot_be_read(tmp_path):
     assert 'porting: done' in result.stderr  # the progress display's summary line
 
 
+@pytest.mark.slow
 def test_max_file_size_option(tmp_path):
     root = tmp_path / 'repo'
     root.mkdir()

@@ -89,6 +89,7 @@ def _small_repo(root: pathlib.Path) -> None:
     (root / 'notes.txt').write_text('not python\n')
 
 
+@pytest.mark.slow
 def test_the_same_port_run_again_is_nothing_to_do(tmp_path):
     _small_repo(tmp_path / 'repo')
     first = _cli('port', str(tmp_path / 'repo'), str(tmp_path / 'out'), '--tf-upgrade', 'off')
@@ -106,6 +107,7 @@ def test_the_same_port_run_again_is_nothing_to_do(tmp_path):
             if path.is_file() and '__pycache__' not in path.parts} == written
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('change, named', [
     (lambda out: (out / 'train.py').write_text('# mine\n'), 'train.py differs'),
     (lambda out: (out / 'extra.txt').write_text('x'), 'it holds the file extra.txt'),

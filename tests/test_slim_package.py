@@ -88,6 +88,7 @@ def test_names_that_are_no_modules_fail_as_in_tf_slim(statement):
         exec(statement, {})
 
 
+@pytest.mark.slow
 def test_data_imports_in_a_fresh_interpreter():
     # The alias registration must not depend on slimdata.tfexample_decoder being imported first.
     code = ('import sys\n'

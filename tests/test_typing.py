@@ -64,6 +64,7 @@ def _mypy(*arguments, cwd=ROOT):
                           capture_output=True, text=True, cwd=cwd, timeout=300)
 
 
+@pytest.mark.slow
 def test_mypy_passes_on_the_whole_package_as_installed(tmp_path):
     """`mypy slimdata` on the package laid out as installed, every module of it checked.
 
