@@ -59,7 +59,8 @@ def test_every_stage_has_a_name_and_a_trigger_of_its_own():
 
 
 #: A module each of the other passes has work in (a package's, for the relative imports).
-OTHER_PASSES = """import random
+OTHER_PASSES = """import pickle
+import random
 import re
 import StringIO
 import contextlib2
@@ -78,7 +79,9 @@ def read(path, data, op):
     on_server = op.type in ['Variable', 'VariableV2']
     letter = random.sample(set(word), 1)
     size = ImageFont.load_default().getsize(word)
-    return image, word, np.float(len(text)), np.asarray(data).tostring(), on_server, letter, size
+    with open(path) as f:
+        cached = pickle.load(f)
+    return cached, image, word, np.float(len(text)), np.asarray(data).tostring(), on_server, letter, size
 """
 
 

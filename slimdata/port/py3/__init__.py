@@ -5,6 +5,8 @@ One pass per fix, each with a trigger built from its own tables, in this order:
 - `collections_abc`: `collections.Iterable` and the other abstract classes -> `collections.abc`;
 - `numpy_names`: numpy's names removed in 1.24 and 2.0 -> the builtins / names replacing them;
 - `binary_reads`: image bytes read in text mode get mode 'rb' (reported where not certain);
+- `pickle_files`: files pickle reads or writes opened in binary mode, and Python 2's pickles
+  read with `encoding='latin1'`;
 - `bytes_literals`: a `str` literal where a `BytesList` needs bytes -> a bytes literal;
 - `relative_imports`: Python 2's implicit relative imports of sibling modules made explicit;
 - `string_io`: Python 2's `StringIO` holding image bytes -> `io.BytesIO` (else reported);
@@ -26,13 +28,14 @@ from slimdata.port.py3.font_getsize import FontGetsizePass
 from slimdata.port.py3.match_decode import MatchDecodePass
 from slimdata.port.py3.numpy_names import NumpyNamesPass
 from slimdata.port.py3.open_modes import OpenModesPass
+from slimdata.port.py3.pickle_files import PickleFilesPass
 from slimdata.port.py3.random_sample import RandomSamplePass
 from slimdata.port.py3.relative_imports import RelativeImportsPass
 from slimdata.port.py3.string_io import StringIOPass
 from slimdata.port.py3.tostring import ToStringPass
 
 #: The passes, in the order they run.
-PASSES = (CollectionsAbcPass, NumpyNamesPass, BinaryReadsPass, BytesLiteralsPass,
-          RelativeImportsPass, StringIOPass, MatchDecodePass, DictViewsPass,
+PASSES = (CollectionsAbcPass, NumpyNamesPass, BinaryReadsPass, PickleFilesPass,
+          BytesLiteralsPass, RelativeImportsPass, StringIOPass, MatchDecodePass, DictViewsPass,
           ContextlibBackportPass, OpenModesPass, ToStringPass, RandomSamplePass,
           FontGetsizePass)

@@ -23,8 +23,8 @@ from slimdata.port.edits import (
 )
 from slimdata.port.spelling import SpellingAware
 
-# Functions that open a file: the standard ones and TensorFlow's (TF1 names included).
-_OPENERS = frozenset(
+#: Functions that open a file: the standard ones and TensorFlow's (TF1 names included).
+OPENERS = frozenset(
     ['builtins.open', 'io.open', 'codecs.open']
     + [f'tensorflow.{space}gfile.{name}' for space in ('', 'compat.v1.', 'io.')
        for name in ('FastGFile', 'GFile', 'Open')]
@@ -131,7 +131,7 @@ class _ReadScanner(LookAhead):
                 and isinstance(node.func.value, cst.Call)):
             return None
         opener = node.func.value
-        if self.reads_pass.qualified_name(opener.func) not in _OPENERS:
+        if self.reads_pass.qualified_name(opener.func) not in OPENERS:
             return None
         mode = mode_argument(opener)
         if mode is None:
