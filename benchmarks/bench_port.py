@@ -28,6 +28,11 @@ For each corpus:
                  its own: its CPU with its start-up (measured apart on a one-line file) and its
                  peak memory;
   whole port     `slimdata port SRC DST` as a user runs it: the CPU of all its processes;
+  2to3, then tf_upgrade_v2
+                 for a tree with files Python 3 cannot parse, which tf_upgrade_v2 skips: its
+                 cost per line of the files it upgraded, and what a user runs short of slimdata
+                 on Python 2 code, 2to3 (fissix's, every default fixer) over the tree, then
+                 tf_upgrade_v2 over 2to3's, each measured as the passes are;
 
 and the ratio of the own passes' cost per line to tf_upgrade_v2's (without and with its
 start-up spread over the corpus).
@@ -41,10 +46,17 @@ Measured 2026-11-27 (0.4.3; docs/port-robustness.md, "Cost", has the table), CPU
 microseconds per line, first run: SSD-Tensorflow 508 against tf_upgrade_v2's 380 (1.34; second
 runs 1.08), the Python 2 repositories 898-941 against 237-315 (2.3-4; tf_upgrade_v2 skips the
 files Python 3 cannot parse). 0.4.2's figures took tf_upgrade_v2's per line as its command less
-its start-up on a one-line file, which made it look dearer (471-581).
+its start-up on a one-line file, which made it look dearer (471-581). 0.4.4, on the Python 2
+repositories: 2.2-3.1 times tf_upgrade_v2 per line of the files it upgraded, 0.9-1.6 times 2to3
+and tf_upgrade_v2 together.
+
+The single large files are made of the first TREE's modules, `from __future__` lines dropped:
+give a Python 3 tree first (a Python 2 module printing with `print(..., end='')` no longer
+parses without its import).
 """
 
 import argparse
+import ast
 import json
 import pathlib
 import resource
@@ -153,8 +165,49 @@ def measure_upgrade(root: pathlib.Path) -> dict:
     return {**cpu, 'memory_kb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base}
 
 
-def _in_process(measure: str, root: pathlib.Path) -> dict:
-    output = subprocess.run([sys.executable, __file__, measure, str(root)],
+def measure_2to3(root: pathlib.Path, out: pathlib.Path) -> dict:
+    """In this process: 2to3 with all its default fixers (fissix's, as `2to3 -w` runs them) over
+    every file of the tree, after its fixers are made and a first file, as `measure_own`
+    measures the passes; the converted tree is written to `out` (a file 2to3 cannot parse is
+    copied as it is)."""
+    from fissix import refactor
+    from fissix.pgen2.parse import ParseError
+    from fissix.pgen2.tokenize import TokenError
+    tool = refactor.RefactoringTool(refactor.get_fixers_from_package('fissix.fixes'))
+    tool.refactor_string('print "x"\n', 'warm.py')
+    sources = python_sources(root)
+    converted = {}
+
+    def convert_all() -> None:
+        for name, code in sources.items():
+            try:
+                converted[name] = str(tool.refactor_string(
+                    code if code.endswith('\n') else code + '\n', name))
+            except (ParseError, TokenError, IndentationError):
+                converted[name] = code
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    cpu = _cpu_of_runs(convert_all)
+    for name, code in converted.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text(code, encoding='utf-8')
+    return {**cpu, 'memory_kb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base}
+
+
+def python_3_lines(sources: Dict[str, str]) -> int:
+    """The lines of the files Python 3 parses (the only ones tf_upgrade_v2 upgrades)."""
+    return sum(code.count('\n') for code in sources.values() if _python_3_parses(code))
+
+
+def _python_3_parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except SyntaxError:
+        return False
+    return True
+
+
+def _in_process(measure: str, root: pathlib.Path, *more: str) -> dict:
+    output = subprocess.run([sys.executable, __file__, measure, str(root), *more],
                             capture_output=True, text=True, check=True).stdout
     return json.loads(output.strip().splitlines()[-1])
 
@@ -217,7 +270,34 @@ def bench(name: str, root: pathlib.Path, work: pathlib.Path, repeat: int) -> dic
             'own_us_per_line_again': 1e6 * own_again,
             'upgrade_us_per_line_again': 1e6 * upgrade_again,
             'ratio_again': own_again / upgrade_again,
-            'ratio_with_startup': own['cpu'] / upgrade['cpu']}
+            'ratio_with_startup': own['cpu'] / upgrade['cpu'],
+            **(_python_2_baseline(root, work, repeat, own['cpu'], upgrade_alone['cpu'])
+               if python_3_lines(sources) < lines else {})}
+
+
+def _python_2_baseline(root: pathlib.Path, work: pathlib.Path, repeat: int, own_cpu: float,
+                       upgrade_cpu: float) -> dict:
+    """A tree with files Python 3 cannot parse, which tf_upgrade_v2 skips (logging a parse
+    error): its cost per line of the files it did upgrade, and the port a user makes without
+    slimdata, 2to3 over the tree and then tf_upgrade_v2 over 2to3's (where every file
+    parses), beside the own passes, which do both."""
+    sources = python_sources(root)
+    out = work / 'after_2to3'
+    converts, upgrades = [], []
+    for _ in range(repeat):  # alternating, as in `bench`
+        shutil.rmtree(out, ignore_errors=True)
+        converts.append(_in_process('--measure-2to3', root, str(out)))
+        upgrades.append(_in_process('--measure-upgrade', out))
+    convert = min(run['cpu'] for run in converts)
+    upgrade = min(run['cpu'] for run in upgrades)
+    lines, parsed = line_count(sources), python_3_lines(sources)
+    return {'python_3_lines': parsed,  # none: tf_upgrade_v2 upgraded nothing
+            'upgrade_us_per_parsed_line': 1e6 * upgrade_cpu / parsed if parsed else None,
+            'ratio_to_parsed_lines': own_cpu / lines / (upgrade_cpu / parsed) if parsed else None,
+            '2to3_us_per_line': 1e6 * convert / lines,
+            'upgrade_after_2to3_us_per_line': 1e6 * upgrade / lines,
+            'ratio_to_upgrade_after_2to3': own_cpu / upgrade,
+            'ratio_to_2to3_and_upgrade': own_cpu / (convert + upgrade)}
 
 
 def print_table(rows: List[dict], startup: float) -> None:
@@ -237,6 +317,22 @@ def print_table(rows: List[dict], startup: float) -> None:
               f'{row["ratio"]:>8.2f} {row["ratio_with_startup"]:>6.2f} | '
               f'{row["own_us_per_line_again"]:>8.0f} {row["upgrade_us_per_line_again"]:>8.0f} '
               f'{row["ratio_again"]:>7.2f}')
+    python_2 = [row for row in rows if 'python_3_lines' in row]
+    if not python_2:
+        return
+    print('\nTrees with files Python 3 cannot parse (tf_upgrade_v2 skips them), us/line:')
+    print(f'{"corpus":<24} {"Py3 lines":>9} | {"own":>6} | {"tf_upg. per parsed line":>23} '
+          f'{"ratio":>6} | {"2to3":>6} {"then tf_upg.":>12} {"own/tf_upg.":>11} '
+          f'{"own/(both)":>10}')
+    for row in python_2:
+        parsed = ((f'{row["upgrade_us_per_parsed_line"]:>23.0f} '
+                   f'{row["ratio_to_parsed_lines"]:>6.2f}') if row['python_3_lines']
+                  else f'{"(none parsed)":>23} {"":>6}')
+        print(f'{row["corpus"]:<24} {row["python_3_lines"]:>9} | {row["own_us_per_line"]:>6.0f} | '
+              f'{parsed} | '
+              f'{row["2to3_us_per_line"]:>6.0f} {row["upgrade_after_2to3_us_per_line"]:>12.0f} '
+              f'{row["ratio_to_upgrade_after_2to3"]:>11.2f} '
+              f'{row["ratio_to_2to3_and_upgrade"]:>10.2f}')
 
 
 def main() -> None:
@@ -252,7 +348,12 @@ def main() -> None:
     parser.add_argument('--json', metavar='FILE', help='also write the figures as JSON')
     parser.add_argument('--measure-own', metavar='TREE', help=argparse.SUPPRESS)
     parser.add_argument('--measure-upgrade', metavar='TREE', help=argparse.SUPPRESS)
+    parser.add_argument('--measure-2to3', nargs=2, metavar=('TREE', 'OUT'),
+                        help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.measure_2to3:
+        print(json.dumps(measure_2to3(*map(pathlib.Path, args.measure_2to3))))
+        return
     if args.measure_own:
         print(json.dumps(measure_own(pathlib.Path(args.measure_own))))
         return
@@ -277,10 +378,10 @@ def main() -> None:
         for name, root in corpora:
             rows.append(bench(name, root, work, args.repeat))
             print(f'measured {name}', file=sys.stderr, flush=True)
+            if args.json:  # as it goes: a run is long
+                pathlib.Path(args.json).write_text(json.dumps({'startup': startup, 'rows': rows},
+                                                              indent=1))
         print_table(rows, startup)
-        if args.json:
-            pathlib.Path(args.json).write_text(json.dumps({'startup': startup, 'rows': rows},
-                                                          indent=1))
 
 
 if __name__ == '__main__':
