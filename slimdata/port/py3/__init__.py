@@ -12,14 +12,15 @@ One pass per fix, each with a trigger built from its own tables, in this order:
 - `string_io`: Python 2's `StringIO` holding image bytes -> `io.BytesIO` (else reported);
 - `match_decode`: `.decode()` of a str pattern's match group dropped (text in Python 3);
 - `dict_views`: `d.iteritems()` and kin -> views, and lists where a Python 2 file needs them;
-- `backports`: `import contextlib2` -> Python 3's `contextlib` when it has every name used;
+- `backports`: `import contextlib2` -> Python 3's `contextlib`, `import imp` (gone in Python
+  3.12) -> `slimdata.contrib.imp`, when the successor has every name used;
 - `open_modes`: mode 'rU' -> 'r' (Python 3.11), Python 2's `file()` -> `open()`;
 - `tostring`: `x.tostring()` -> `x.tobytes()` (numpy 2.3, Python 3.9's array, Pillow 3);
 - `random_sample`: a set given to `random.sample` -> `tuple(...)` (Python 3.11);
 - `font_getsize`: a font's `getsize(text)` -> `getbbox(text)[2:]` (Pillow 10).
 """
 
-from slimdata.port.py3.backports import ContextlibBackportPass
+from slimdata.port.py3.backports import ModuleSuccessorsPass
 from slimdata.port.py3.binary_reads import BinaryReadsPass
 from slimdata.port.py3.bytes_literals import BytesLiteralsPass
 from slimdata.port.py3.collections_abc import CollectionsAbcPass
@@ -37,5 +38,5 @@ from slimdata.port.py3.tostring import ToStringPass
 #: The passes, in the order they run.
 PASSES = (CollectionsAbcPass, NumpyNamesPass, BinaryReadsPass, PickleFilesPass,
           BytesLiteralsPass, RelativeImportsPass, StringIOPass, MatchDecodePass, DictViewsPass,
-          ContextlibBackportPass, OpenModesPass, ToStringPass, RandomSamplePass,
+          ModuleSuccessorsPass, OpenModesPass, ToStringPass, RandomSamplePass,
           FontGetsizePass)
