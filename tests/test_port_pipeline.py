@@ -67,6 +67,7 @@ import contextlib2
 import matplotlib
 import numpy as np
 from PIL import Image, ImageFont
+from scipy.misc import logsumexp
 import sibling
 matplotlib.use('Agg')
 
@@ -81,7 +82,8 @@ def read(path, data, op):
     size = ImageFont.load_default().getsize(word)
     with open(path) as f:
         cached = pickle.load(f)
-    return cached, image, word, np.float(len(text)), np.asarray(data).tostring(), on_server, letter, size
+    return (cached, image, word, np.float(len(text)), np.asarray(data).tostring(), on_server,
+            letter, size)
 """
 
 

@@ -14,6 +14,8 @@ One pass per fix, each with a trigger built from its own tables, in this order:
 - `dict_views`: `d.iteritems()` and kin -> views, and lists where a Python 2 file needs them;
 - `backports`: `import contextlib2` -> Python 3's `contextlib`, `import imp` (gone in Python
   3.12) -> `slimdata.contrib.imp`, when the successor has every name used;
+- `scipy_misc`: `scipy.misc`'s names SciPy moved imported from their modules, the removed ones
+  (`imread`, `imresize`, ...) reported with what replaces them;
 - `open_modes`: mode 'rU' -> 'r' (Python 3.11), Python 2's `file()` -> `open()`;
 - `tostring`: `x.tostring()` -> `x.tobytes()` (numpy 2.3, Python 3.9's array, Pillow 3);
 - `random_sample`: a set given to `random.sample` -> `tuple(...)` (Python 3.11);
@@ -32,11 +34,12 @@ from slimdata.port.py3.open_modes import OpenModesPass
 from slimdata.port.py3.pickle_files import PickleFilesPass
 from slimdata.port.py3.random_sample import RandomSamplePass
 from slimdata.port.py3.relative_imports import RelativeImportsPass
+from slimdata.port.py3.scipy_misc import ScipyMiscPass
 from slimdata.port.py3.string_io import StringIOPass
 from slimdata.port.py3.tostring import ToStringPass
 
 #: The passes, in the order they run.
 PASSES = (CollectionsAbcPass, NumpyNamesPass, BinaryReadsPass, PickleFilesPass,
           BytesLiteralsPass, RelativeImportsPass, StringIOPass, MatchDecodePass, DictViewsPass,
-          ModuleSuccessorsPass, OpenModesPass, ToStringPass, RandomSamplePass,
+          ModuleSuccessorsPass, ScipyMiscPass, OpenModesPass, ToStringPass, RandomSamplePass,
           FontGetsizePass)
