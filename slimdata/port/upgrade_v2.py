@@ -42,7 +42,7 @@ _PROCESSING = re.compile(r"^Processing file '(?P<path>.+)'$")
 _ENTRY = re.compile(r'^(?P<line>\d+):(?P<column>\d+): (?P<level>INFO|WARNING|ERROR): '
                     r'(?P<message>.*)$')
 _PARSE_FAILURE = 'ERROR: Failed to parse.'
-_DEPRECATED_MEMBER = re.compile(r'Using member tf\.(?P<member>[\w.]+) in deprecated module')
+_DEPRECATED_MEMBER = re.compile(r"Using member tf\.(?P<member>[\w.]+)\s+in deprecated module")
 _V1_ALIAS = re.compile(r'^import tensorflow\.compat\.v1 as (\w+)\s*$', re.MULTILINE)
 
 
