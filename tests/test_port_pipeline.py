@@ -62,6 +62,7 @@ def test_every_stage_has_a_name_and_a_trigger_of_its_own():
 OTHER_PASSES = """import pickle
 import random
 import re
+import time
 import StringIO
 import contextlib2
 import matplotlib
@@ -81,7 +82,7 @@ def read(path, data, op):
     letter = random.sample(set(word), 1)
     size = ImageFont.load_default().getsize(word)
     with open(path) as f:
-        cached = pickle.load(f)
+        cached = pickle.load(f), time.clock()
     return (cached, image, word, np.float(len(text)), np.asarray(data).tostring(), on_server,
             letter, size)
 """

@@ -186,3 +186,21 @@ def test_the_fixers_outside_the_matcher_walk_only_files_that_can_hold_their_work
     assert skipping == walking
     fixed = skipping[2][0] + skipping[3][0]
     assert 'x = 0o777 + 10' in fixed and 'x != 1' in fixed and 'self.assertEqual(1, 1)' in fixed
+
+
+def test_python_2_names_in_the_guards_of_code_for_both_pythons_are_no_evidence():
+    """argman/EAST is Python 3 code that also runs on Python 2 (`try: import queue` / `except
+    ImportError: import Queue as queue`): ported as Python 2 for that import, its
+    `print(a, b)` calls became `print((a, b))`, which prints a tuple."""
+    both = ('try:\n    import queue\nexcept ImportError:\n    import Queue as queue\n'
+            'try:\n    xrange\nexcept NameError:\n    xrange = range\n'
+            'import six\nif six.PY2:\n    text = unicode("x")\n'
+            'import sys\nif sys.version_info[0] < 3:\n    import cPickle as pickle\n'
+            'print("a", queue.Queue)\n')
+    assert not python2.shows_python_2(both)
+    assert tree.port_sources({'m.py': both}, tf_upgrade=None)[0]['m.py'] == (both, [])
+    # Unguarded, the same names are evidence: the guards, not the names, make the difference.
+    for line in ('import Queue as queue\n', 'for i in xrange(2):\n    pass\n',
+                 'text = unicode("x")\n', 'import cPickle as pickle\n'):
+        assert python2.shows_python_2(line)
+        assert python2.shows_python_2('try:\n    import os\nfinally:\n    pass\n' + line)

@@ -19,7 +19,7 @@ marked Python 2 (`Context.python_2`) for the passes that keep Python 2's semanti
 import ast
 import functools
 import re
-from typing import Callable, Dict, List, Tuple, Type
+from typing import Callable, Dict, List, Optional, Set, Tuple, Type
 
 from fissix import fixer_base, pytree, refactor
 from fissix.fixes import (
@@ -222,8 +222,58 @@ def python_3_parses(code: str) -> bool:
 
 def shows_python_2(code: str) -> bool:
     """Whether `code` is Python 2 by its own text: Python 3 cannot parse it, or it shows
-    `PYTHON_2_EVIDENCE`."""
-    return PYTHON_2_EVIDENCE.search(code) is not None or not python_3_parses(code)
+    `PYTHON_2_EVIDENCE` outside the guards of code written for both Pythons (`_guarded_lines`:
+    `try: import queue` / `except ImportError: import Queue as queue`, `if six.PY2:`)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return True
+    except (ValueError, RecursionError, MemoryError):  # no Python 2 matter, as python_3_parses
+        return PYTHON_2_EVIDENCE.search(code) is not None
+    guarded: Optional[Set[int]] = None
+    for match in PYTHON_2_EVIDENCE.finditer(code):
+        if guarded is None:  # only for a file with evidence: one walk of its tree
+            guarded = _guarded_lines(tree)
+        if code.count('\n', 0, match.start()) + 1 not in guarded:
+            return True
+    return False
+
+
+#: What a `try` catches when it tries one Python's name, then the other's.
+_COMPATIBILITY_ERRORS = frozenset(('ImportError', 'ModuleNotFoundError', 'NameError',
+                                   'AttributeError', 'Exception', 'BaseException'))
+#: Names a test of the Python version reads (`sys.version_info`, `six.PY2`, `PY3`, ...).
+_VERSION_NAMES = re.compile(r'^(?:version_info|version|PY\d*|python_version|hexversion)$')
+
+
+def _guarded_lines(tree: ast.Module) -> Set[int]:
+    """The lines of the statements that choose between Python 2's names and Python 3's: a
+    `try` with a handler of `_COMPATIBILITY_ERRORS` (or a bare one), an `if` testing the
+    Python version. Code written for both Pythons keeps its Python 2 names there."""
+    lines: Set[int] = set()
+    for node in ast.walk(tree):
+        guarded: ast.stmt
+        if isinstance(node, ast.Try) and any(
+                handler.type is None or _COMPATIBILITY_ERRORS & {
+                    _last_name(exception) for exception in (
+                        handler.type.elts if isinstance(handler.type, ast.Tuple)
+                        else [handler.type])}
+                for handler in node.handlers):
+            guarded = node
+        elif isinstance(node, ast.If) and any(
+                _VERSION_NAMES.match(_last_name(part)) for part in ast.walk(node.test)):
+            guarded = node
+        else:
+            continue
+        lines.update(range(guarded.lineno, (guarded.end_lineno or guarded.lineno) + 1))
+    return lines
+
+
+def _last_name(node: ast.AST) -> str:
+    """`ImportError` of `ImportError` or `six.moves.ImportError`; '' for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else ''
 
 
 class Python2Stage:

@@ -16,6 +16,9 @@ One pass per fix, each with a trigger built from its own tables, in this order:
   3.12) -> `slimdata.contrib.imp`, when the successor has every name used;
 - `scipy_misc`: `scipy.misc`'s names SciPy moved imported from their modules, the removed ones
   (`imread`, `imresize`, ...) reported with what replaces them;
+- `python_removals`: standard library names Python 3.7-3.12 removed (`time.clock`,
+  `base64.encodestring`, `thread.isAlive()`, `element.getchildren()`, `inspect.getargspec`)
+  -> their successors where certain, else reported;
 - `open_modes`: mode 'rU' -> 'r' (Python 3.11), Python 2's `file()` -> `open()`;
 - `tostring`: `x.tostring()` -> `x.tobytes()` (numpy 2.3, Python 3.9's array, Pillow 3);
 - `random_sample`: a set given to `random.sample` -> `tuple(...)` (Python 3.11);
@@ -32,6 +35,7 @@ from slimdata.port.py3.match_decode import MatchDecodePass
 from slimdata.port.py3.numpy_names import NumpyNamesPass
 from slimdata.port.py3.open_modes import OpenModesPass
 from slimdata.port.py3.pickle_files import PickleFilesPass
+from slimdata.port.py3.python_removals import PythonRemovalsPass
 from slimdata.port.py3.random_sample import RandomSamplePass
 from slimdata.port.py3.relative_imports import RelativeImportsPass
 from slimdata.port.py3.scipy_misc import ScipyMiscPass
@@ -41,5 +45,5 @@ from slimdata.port.py3.tostring import ToStringPass
 #: The passes, in the order they run.
 PASSES = (CollectionsAbcPass, NumpyNamesPass, BinaryReadsPass, PickleFilesPass,
           BytesLiteralsPass, RelativeImportsPass, StringIOPass, MatchDecodePass, DictViewsPass,
-          ModuleSuccessorsPass, ScipyMiscPass, OpenModesPass, ToStringPass, RandomSamplePass,
-          FontGetsizePass)
+          ModuleSuccessorsPass, ScipyMiscPass, PythonRemovalsPass, OpenModesPass, ToStringPass,
+          RandomSamplePass, FontGetsizePass)
