@@ -13,7 +13,7 @@ Old code reaches TensorFlow's TF1 API under several spellings, and a rule must f
 """
 
 import dataclasses
-from typing import FrozenSet, Optional
+from typing import FrozenSet, Optional, Union
 
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider
@@ -117,3 +117,21 @@ class SpellingAware(PortTransformer):
         if self.spelling.alias is None:
             self.need_import('import tensorflow as tf')
         return dotted(f'{self.spelling.alias or "tf"}.{path}')
+
+
+class ScopeScanning(SpellingAware):
+    """A `SpellingAware` pass that reads each scope, the module and each function, before its
+    walk gets there (a file opened in one statement and used in another), in `scan_scope`."""
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.learn_spelling(node)
+        self.scan_scope(node, None)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scan_scope(node.body, node)
+
+    def scan_scope(self, statements: Union[cst.Module, cst.BaseSuite],
+                   function: Optional[cst.FunctionDef]) -> None:
+        """Reads the `statements` of a scope (the module, or the body of `function`): run a
+        `LookAhead` over them whose parent is `function`, and stop at nested functions."""
+        raise NotImplementedError

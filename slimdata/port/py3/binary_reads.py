@@ -21,7 +21,7 @@ from slimdata.port.edits import (
     code_of,
     mode_argument,
 )
-from slimdata.port.spelling import SpellingAware
+from slimdata.port.spelling import ScopeScanning
 
 #: Functions that open a file: the standard ones and TensorFlow's (TF1 names included).
 OPENERS = frozenset(
@@ -37,7 +37,7 @@ _BYTES_SINK = re.compile(r'(BytesList|bytes(_list)?_feature|decode_(jpeg|png|ima
 _IMAGE_DATA_NAME = re.compile(r'(image|img|jpe?g|png|seg|encoded)', re.IGNORECASE)
 
 
-class BinaryReadsPass(SpellingAware):
+class BinaryReadsPass(ScopeScanning):
     """Gives image reads in text mode the mode 'rb' (see the module docstring)."""
 
     NAME = 'binary reads'
@@ -51,21 +51,11 @@ class BinaryReadsPass(SpellingAware):
         self.binary_reads: Dict[cst.Call, str] = {}   # opener call -> why it reads bytes
         self.text_reads: Set[cst.Call] = set()         # TensorFlow file read whole as text
 
-    def visit_Module(self, node: cst.Module) -> None:
-        self.learn_spelling(node)
-        self._scan_scope(node)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._scan_scope(node)
-
-    def _scan_scope(self, scope: Union[cst.Module, cst.FunctionDef]) -> None:
-        """Finds the whole-file text reads of `scope` (not of functions inside it)."""
-        if isinstance(scope, cst.Module):
-            scanner = _ReadScanner(self, None)
-            scope.visit(scanner)
-        else:
-            scanner = _ReadScanner(self, scope)
-            scope.body.visit(scanner)
+    def scan_scope(self, statements: Union[cst.Module, cst.BaseSuite],
+                   function: Optional[cst.FunctionDef]) -> None:
+        """Finds the whole-file text reads of a scope (not of functions inside it)."""
+        scanner = _ReadScanner(self, function)
+        statements.visit(scanner)
         for call, name in scanner.reads.items():
             if name and _IMAGE_DATA_NAME.search(name):
                 self.binary_reads[call] = f'{name} holds image data'

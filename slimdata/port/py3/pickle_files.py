@@ -24,7 +24,7 @@ import libcst as cst
 
 from slimdata.port.edits import CHANGED, NO_BINDINGS, NOT_PORTED, LookAhead, code_of, mode_argument
 from slimdata.port.py3.binary_reads import OPENERS
-from slimdata.port.spelling import SpellingAware
+from slimdata.port.spelling import ScopeScanning
 
 _MODULES = ('pickle', 'cPickle', '_pickle', 'six.moves.cPickle')
 # The pickle callables that take a file, by the position of their file argument.
@@ -34,7 +34,7 @@ _READERS = ('load', 'loads', 'Unpickler')
 _CALLS = {f'{module}.{name}': name for module in _MODULES for name in (*_FILE_POSITION, 'loads')}
 
 
-class PickleFilesPass(SpellingAware):
+class PickleFilesPass(ScopeScanning):
     """Gives files that pickle reads or writes a binary mode, and Python 2's pickles the
     encoding they need (see the module docstring)."""
 
@@ -48,18 +48,12 @@ class PickleFilesPass(SpellingAware):
         self.binary_modes: Dict[cst.Call, Tuple[str, str]] = {}  # opener -> (new mode, user)
         self.unclear: Dict[cst.Call, str] = {}                   # pickle call -> why
 
-    def visit_Module(self, node: cst.Module) -> None:
-        self.learn_spelling(node)
-        self._scan_scope(node)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._scan_scope(node)
-
-    def _scan_scope(self, scope: Union[cst.Module, cst.FunctionDef]) -> None:
-        """Finds the text-mode openers of the files pickle gets in `scope` (not in the
+    def scan_scope(self, statements: Union[cst.Module, cst.BaseSuite],
+                   function: Optional[cst.FunctionDef]) -> None:
+        """Finds the text-mode openers of the files pickle gets in a scope (not in the
         functions inside it)."""
-        scanner = _FileScanner(self, None if isinstance(scope, cst.Module) else scope)
-        (scope if isinstance(scope, cst.Module) else scope.body).visit(scanner)
+        scanner = _FileScanner(self, function)
+        statements.visit(scanner)
         for call, user, given, openers in scanner.files:
             text_openers = [opener for opener in openers if _mode_of(opener) != 'binary']
             if not text_openers:
