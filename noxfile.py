@@ -22,8 +22,8 @@ COMBINATIONS = [
 
 #: The suite's core: the compat API, tf_slim's own data tests, the tf.data bridge, a
 #: converter and its descriptor, the read-time record checks, queue loops, the tf_slim
-#: patch, the port's spellings, a training example and the record layer against
-#: TensorFlow's own writer.
+#: patch, the port's spellings and its successors of what Python removed, a training example
+#: and the record layer against TensorFlow's own writer.
 CORE_TESTS = [
     'tests/test_compat.py',
     'tests/test_tf_slim_suite.py',
@@ -34,6 +34,9 @@ CORE_TESTS = [
     'tests/test_queue_session.py',
     'tests/test_patch_tf_slim.py',
     'tests/test_port_spellings.py',
+    # What Python 3.12 removed (imp, ...) matters on the newer Pythons only.
+    'tests/test_port_backports.py',
+    'tests/test_port_python_removals.py',
     'tests/test_train_ssd.py',
     'tests/test_tfrecord.py',
 ]
