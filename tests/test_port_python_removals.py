@@ -73,3 +73,9 @@ def test_functions_without_a_certain_successor_are_reported():
     assert code == source
     assert [(note.line, note.message.split(':')[0]) for note in notes] == [
         (2, 'fractions.gcd'), (4, 'cgi.escape')]
+
+
+def test_element_methods_are_left_where_no_xml_parser_is_named():
+    """`getchildren()` of a class of another module of the tree is no ElementTree element's."""
+    source = 'def kids(node):\n    return node.getchildren()\n'
+    assert port(source) == (source, [])

@@ -6,7 +6,7 @@
   imported by name (`from time import clock` -> `from time import perf_counter as clock`);
 - methods removed: `thread.isAlive()` -> `thread.is_alive()` (3.9), an ElementTree element's
   `getchildren()` -> `list(element)` and `getiterator(tag)` -> `iter(tag)` (3.9; VOC XML
-  readers), unless the file defines a method of that name;
+  readers) in a file that names an XML parser, unless the file defines a method of that name;
 - `inspect.getargspec(f)` (3.11) -> `inspect.getfullargspec(f)` where only a field both have
   is read (`.args`, `.varargs`, `.defaults`); elsewhere reported, as getfullargspec has seven
   fields (`keywords` is `varkw`);
@@ -23,17 +23,20 @@ from libcst.helpers import ensure_type
 from slimdata.port.edits import CHANGED, NOT_PORTED, code_of
 from slimdata.port.spelling import SpellingAware
 
+# A file whose elements can be ElementTree's (xml.etree's, lxml's, or handed over by a parser).
+_ELEMENT_TREE = re.compile(r'\b(?:etree|ElementTree|lxml|minidom|parse)\b')
 #: Functions removed for another of the same arguments and result: old -> (new, Python).
 RENAMES: Dict[str, Tuple[str, str]] = {
     'time.clock': ('time.perf_counter', '3.8'),
     'base64.encodestring': ('base64.encodebytes', '3.9'),
     'base64.decodestring': ('base64.decodebytes', '3.9'),
 }
-#: Methods removed: name -> (the new call, with {receiver} and {args}; whose; Python).
-METHODS: Dict[str, Tuple[str, str, str]] = {
-    'isAlive': ('{receiver}.is_alive()', 'threading.Thread', '3.9'),
-    'getchildren': ('list({receiver})', 'an ElementTree element', '3.9'),
-    'getiterator': ('{receiver}.iter({args})', 'an ElementTree element', '3.9'),
+#: Methods removed: name -> (the new call, with {receiver} and {args}; whose; Python; what the
+#: file's text must hold for the receiver to be one of those).
+METHODS: Dict[str, Tuple[str, str, str, 're.Pattern[str]']] = {
+    'isAlive': ('{receiver}.is_alive()', 'threading.Thread', '3.9', re.compile('')),
+    'getchildren': ('list({receiver})', 'an ElementTree element', '3.9', _ELEMENT_TREE),
+    'getiterator': ('{receiver}.iter({args})', 'an ElementTree element', '3.9', _ELEMENT_TREE),
 }
 _GETARGSPEC = 'inspect.getargspec'
 # The fields of getargspec's result that getfullargspec's has too, under the same name.
@@ -99,9 +102,10 @@ class PythonRemovalsPass(SpellingAware):
                 attr=cst.Name('getfullargspec')))
         method = func.attr.value
         if method not in METHODS or method in self.defined or (
-                method != 'getiterator' and original.args):
+                method != 'getiterator' and original.args) or not METHODS[method][3].search(
+                    self.source):
             return updated
-        template, whose, version = METHODS[method]
+        template, whose, version, _ = METHODS[method]
         receiver = code_of(ensure_type(updated.func, cst.Attribute).value)
         new = cst.parse_expression(template.format(
             receiver=receiver, args=', '.join(code_of(argument) for argument in updated.args)))
