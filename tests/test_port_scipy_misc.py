@@ -4,6 +4,7 @@ deprecation messages (docs.scipy.org, scipy.misc 1.2: "Importing logsumexp from 
 deprecated ... use scipy.special")."""
 
 import numpy as np
+import PIL.Image  # the advice names PIL.Image: the submodule is loaded
 
 from port_snippets import kinds, port
 from slimdata.port import edits
@@ -53,7 +54,7 @@ def test_the_advice_for_imresize_gives_an_image_of_height_by_width():
     (height, width) back, the values bilinear blends of the source's."""
     array = np.arange(12, dtype=np.uint8).reshape(3, 4) * 20
     advice = scipy_misc.REMOVED['imresize'].split(')),')[0] + '))'
-    resized = eval(advice, {'numpy': np, 'PIL': __import__('PIL'), 'array': array,  # noqa: S307
+    resized = eval(advice, {'numpy': np, 'PIL': PIL, 'array': array,  # noqa: S307
                             'width': 8, 'height': 6})
     assert resized.shape == (6, 8) and resized.dtype == np.uint8
     assert resized.min() >= array.min() and resized.max() <= array.max()
