@@ -92,3 +92,16 @@ def test_a_single_name_not_beside_the_file_is_looked_up_at_the_root_only():
         'utils.py']
     assert list(_marked({'run.py': py2 + 'from nets import (utils,\n  other)\n',
                          'nets/utils.py': '', 'nets/other.py': ''})) == ['nets/utils.py']
+
+
+def test_a_module_ported_as_python_2_but_left_as_it_was_has_no_change_noted():
+    """FastMaskRCNN's report headed such files "(unchanged)" and counted, among its changes,
+    the line saying they were read as Python 2: how a file was read is no change."""
+    sources = {'main.py': 'import helper\nprint "x"\n',
+               'helper.py': 'VALUE = 1\n',
+               'divides.py': 'import main\nhalf = 3 / 2\n'}
+    results, _ = tree.port_sources(sources, tf_upgrade=None)
+    assert results['helper.py'] == ('VALUE = 1\n', [])
+    code, notes = results['divides.py']
+    assert code != sources['divides.py']  # 3 / 2 floors, as in Python 2
+    assert any('ported as Python 2 code' in note.message for note in notes)

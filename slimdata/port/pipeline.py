@@ -24,6 +24,7 @@ import libcst as cst
 from slimdata import progress
 from slimdata.port import lines, py2, py3, upgrade_v2
 from slimdata.port.edits import (
+    CHANGED,
     NOT_PORTED,
     Context,
     Note,
@@ -198,8 +199,10 @@ def port_sources(sources: Dict[str, str],
     for path, stages in staged.items():
         final = stages[-1].code if stages else texts[path]
         with garbage_collection_paused():
-            results[path] = (lines.restore_endings(texts[path], endings[path], final),
-                             _final_notes(texts[path], stages))
+            notes = _final_notes(texts[path], stages)
+            if final == texts[path]:  # how a file was read is no change of one left as it was
+                notes = [note for note in notes if note.kind != CHANGED]
+            results[path] = (lines.restore_endings(texts[path], endings[path], final), notes)
     return results, problems
 
 
