@@ -95,3 +95,26 @@ def test_binary_files_and_other_loads_are_left_alone():
               '        more = json.load(f)\n'
               '    return data, more, pickle.loads(b"")\n')
     assert port(source) == (source, [])
+
+
+def test_an_object_array_loaded_for_item_gets_allow_pickle(tmp_path):
+    """Faster R-CNN's `np.load(data_path).item()` of its pretrained weights (a dict saved by
+    np.save): numpy 1.16.3 stopped loading object arrays by default."""
+    import numpy as np
+    weights = tmp_path / 'vgg16.npy'
+    np.save(weights, np.array({'conv1': [1.5]}, dtype=object))
+    source = ('import numpy as np\n\n\n'
+              'def load(data_path):\n'
+              '    return np.load(data_path).item()\n')
+    try:
+        run(source)['load'](str(weights))
+    except ValueError as error:
+        assert 'allow_pickle' in str(error)
+    else:
+        raise AssertionError('numpy loaded an object array without allow_pickle')
+    code, notes = port(source)
+    assert 'np.load(data_path, allow_pickle=True).item()' in code
+    assert run(code)['load'](str(weights)) == {'conv1': [1.5]}
+    assert [note.line for note in kinds(notes, edits.CHANGED)] == [5]
+    python_2, _ = port(source + '\nprint "loaded"\n')
+    assert "np.load(data_path, allow_pickle=True, encoding='latin1').item()" in python_2

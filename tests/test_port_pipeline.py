@@ -63,6 +63,7 @@ OTHER_PASSES = """import pickle
 import random
 import re
 import time
+import yaml
 import StringIO
 import contextlib2
 import matplotlib
@@ -82,7 +83,7 @@ def read(path, data, op):
     letter = random.sample(set(word), 1)
     size = ImageFont.load_default().getsize(word)
     with open(path) as f:
-        cached = pickle.load(f), time.clock()
+        cached = pickle.load(f), time.clock(), yaml.load(f)
     return (cached, image, word, np.float(len(text)), np.asarray(data).tostring(), on_server,
             letter, size)
 """

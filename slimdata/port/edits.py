@@ -438,6 +438,21 @@ def callee_name(call: cst.Call) -> str:
         func.value if isinstance(func, cst.Name) else '')
 
 
+def with_argument(call: cst.Call, argument: cst.Arg) -> cst.Call:
+    """`call` with `argument` after its others."""
+    args = list(call.args)
+    if args:
+        args[-1] = args[-1].with_changes(
+            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(' ')))
+    return call.with_changes(args=[*args, argument])
+
+
+def keyword_argument(keyword: str, value: cst.BaseExpression) -> cst.Arg:
+    """The argument `keyword=value`, spelled without spaces around `=`."""
+    return cst.Arg(value, keyword=cst.Name(keyword), equal=cst.AssignEqual(
+        whitespace_before=cst.SimpleWhitespace(''), whitespace_after=cst.SimpleWhitespace('')))
+
+
 def mode_argument(call: cst.Call) -> Optional[cst.Arg]:
     """The mode argument of an `open`-like call (second positional, or `mode=`), or None."""
     for index, argument in enumerate(call.args):

@@ -5,8 +5,8 @@ One pass per fix, each with a trigger built from its own tables, in this order:
 - `collections_abc`: `collections.Iterable` and the other abstract classes -> `collections.abc`;
 - `numpy_names`: numpy's names removed in 1.24 and 2.0 -> the builtins / names replacing them;
 - `binary_reads`: image bytes read in text mode get mode 'rb' (reported where not certain);
-- `pickle_files`: files pickle reads or writes opened in binary mode, and Python 2's pickles
-  read with `encoding='latin1'`;
+- `pickle_files`: files pickle reads or writes opened in binary mode, Python 2's pickles read
+  with `encoding='latin1'`, `numpy.load(path).item()` with `allow_pickle=True`;
 - `bytes_literals`: a `str` literal where a `BytesList` needs bytes -> a bytes literal;
 - `relative_imports`: Python 2's implicit relative imports of sibling modules made explicit;
 - `string_io`: Python 2's `StringIO` holding image bytes -> `io.BytesIO` (else reported);
@@ -19,6 +19,7 @@ One pass per fix, each with a trigger built from its own tables, in this order:
 - `python_removals`: standard library names Python 3.7-3.12 removed (`time.clock`,
   `base64.encodestring`, `thread.isAlive()`, `element.getchildren()`, `inspect.getargspec`)
   -> their successors where certain, else reported;
+- `yaml_load`: `yaml.load(stream)` without a Loader (PyYAML 6) -> with PyYAML 5's FullLoader;
 - `open_modes`: mode 'rU' -> 'r' (Python 3.11), Python 2's `file()` -> `open()`;
 - `tostring`: `x.tostring()` -> `x.tobytes()` (numpy 2.3, Python 3.9's array, Pillow 3);
 - `random_sample`: a set given to `random.sample` -> `tuple(...)` (Python 3.11);
@@ -41,9 +42,10 @@ from slimdata.port.py3.relative_imports import RelativeImportsPass
 from slimdata.port.py3.scipy_misc import ScipyMiscPass
 from slimdata.port.py3.string_io import StringIOPass
 from slimdata.port.py3.tostring import ToStringPass
+from slimdata.port.py3.yaml_load import YamlLoadPass
 
 #: The passes, in the order they run.
 PASSES = (CollectionsAbcPass, NumpyNamesPass, BinaryReadsPass, PickleFilesPass,
           BytesLiteralsPass, RelativeImportsPass, StringIOPass, MatchDecodePass, DictViewsPass,
-          ModuleSuccessorsPass, ScipyMiscPass, PythonRemovalsPass, OpenModesPass, ToStringPass,
-          RandomSamplePass, FontGetsizePass)
+          ModuleSuccessorsPass, ScipyMiscPass, PythonRemovalsPass, YamlLoadPass, OpenModesPass,
+          ToStringPass, RandomSamplePass, FontGetsizePass)

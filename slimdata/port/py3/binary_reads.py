@@ -20,6 +20,7 @@ from slimdata.port.edits import (
     callee_name,
     code_of,
     mode_argument,
+    with_argument,
 )
 from slimdata.port.spelling import ScopeScanning
 
@@ -75,10 +76,7 @@ class BinaryReadsPass(ScopeScanning):
         self.note(CHANGED, original, f"{code_of(original.func)}(..., 'rb'): "
                                      f'{self.binary_reads[original]} (bytes in Python 3)')
         if mode is None:
-            args = list(updated.args)
-            args[-1] = args[-1].with_changes(
-                comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(' ')))
-            return updated.with_changes(args=[*args, cst.Arg(new_mode)])
+            return with_argument(updated, cst.Arg(new_mode))
         return updated.with_changes(args=[
             argument.with_changes(value=new_mode) if index == original.args.index(mode)
             else argument for index, argument in enumerate(updated.args)])

@@ -15,14 +15,27 @@
   decodes those as ASCII by default and fails at the first byte past it. latin1 maps each byte
   to one character, so every pickle the default reads is read the same (the pickle
   documentation's advice for numpy arrays pickled by Python 2).
+- `numpy.load(path).item()`, an object array (a dict of weights saved with `np.save`; Faster
+  R-CNN's pretrained VGG16), gets `allow_pickle=True`, which numpy 1.16.3 stopped defaulting
+  to ("Object arrays cannot be loaded when allow_pickle=False"), and in a Python 2 file
+  `encoding='latin1'` as above.
 """
 
 import re
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from slimdata.port.edits import CHANGED, NO_BINDINGS, NOT_PORTED, LookAhead, code_of, mode_argument
+from slimdata.port.edits import (
+    CHANGED,
+    NO_BINDINGS,
+    NOT_PORTED,
+    LookAhead,
+    code_of,
+    keyword_argument,
+    mode_argument,
+    with_argument,
+)
 from slimdata.port.py3.binary_reads import OPENERS
 from slimdata.port.spelling import ScopeScanning
 
@@ -39,7 +52,7 @@ class PickleFilesPass(ScopeScanning):
     encoding they need (see the module docstring)."""
 
     NAME = 'pickle files'
-    TRIGGER = re.compile(r'ickle')  # pickle, cPickle, Pickler, Unpickler
+    TRIGGER = re.compile(r'ickle|load\(.*\)\.item\(\)')  # pickle, cPickle, Unpickler
     # A file's opener is often in a statement of its own: every statement is walked.
     BINDINGS = NO_BINDINGS
 
@@ -47,6 +60,11 @@ class PickleFilesPass(ScopeScanning):
         super().__init__(context)
         self.binary_modes: Dict[cst.Call, Tuple[str, str]] = {}  # opener -> (new mode, user)
         self.unclear: Dict[cst.Call, str] = {}                   # pickle call -> why
+        self.item_of: Set[cst.Call] = set()  # calls whose result's .item() is taken
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == 'item' and isinstance(node.value, cst.Call):
+            self.item_of.add(node.value)
 
     def scan_scope(self, statements: Union[cst.Module, cst.BaseSuite],
                    function: Optional[cst.FunctionDef]) -> None:
@@ -67,23 +85,33 @@ class PickleFilesPass(ScopeScanning):
                 self.binary_modes[text_openers[0]] = (new_mode, user)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if original in self.item_of and self.qualified_name(original.func) == 'numpy.load':
+            return self._object_array_load(original, updated)
         if original in self.unclear:
             self.note(NOT_PORTED, original, f'pickle needs a file opened in binary mode '
                                             f"('rb', 'wb'): {self.unclear[original]}")
         if original in self.binary_modes:
             return self._with_binary_mode(original, updated, *self.binary_modes[original])
-        if (self.context.python_2
-                and _CALLS.get(self.qualified_name(original.func) or '') in _READERS
-                and not any(argument.keyword and argument.keyword.value == 'encoding'
-                            for argument in original.args)):
-            self.note(CHANGED, original, f"{code_of(original.func)}(..., encoding='latin1'): a "
-                                         "pickle Python 2 wrote holds its str as bytes (numpy "
-                                         'arrays too), which Python 3 decodes as ASCII')
-            return updated.with_changes(args=[*_with_comma(updated.args), cst.Arg(
-                cst.SimpleString("'latin1'"), keyword=cst.Name('encoding'),
-                equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(''),
-                                      whitespace_after=cst.SimpleWhitespace('')))])
+        if _CALLS.get(self.qualified_name(original.func) or '') in _READERS:
+            return self._python_2_encoding(original, updated)
         return updated
+
+    def _python_2_encoding(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        """`updated` with `encoding='latin1'` in a Python 2 file, where it has no encoding."""
+        if not self.context.python_2 or _keyword(original, 'encoding'):
+            return updated
+        self.note(CHANGED, original, f"{code_of(original.func)}(..., encoding='latin1'): a "
+                                     "pickle Python 2 wrote holds its str as bytes (numpy "
+                                     'arrays too), which Python 3 decodes as ASCII')
+        return with_argument(updated, keyword_argument('encoding', cst.SimpleString("'latin1'")))
+
+    def _object_array_load(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        if not _keyword(original, 'allow_pickle'):
+            self.note(CHANGED, original, f'{code_of(original.func)}(..., allow_pickle=True): '
+                                         '.item() of an object array, which numpy 1.16.3 '
+                                         'stopped loading by default')
+            updated = with_argument(updated, keyword_argument('allow_pickle', cst.Name('True')))
+        return self._python_2_encoding(original, updated)
 
     def _with_binary_mode(self, original: cst.Call, updated: cst.Call, new_mode: str,
                           user: str) -> cst.Call:
@@ -92,8 +120,7 @@ class PickleFilesPass(ScopeScanning):
                                      "text mode gave bytes, Python 3's gives str)")
         mode = mode_argument(updated)
         if mode is None:
-            return updated.with_changes(args=[*_with_comma(updated.args),
-                                              cst.Arg(cst.SimpleString(repr(new_mode)))])
+            return with_argument(updated, cst.Arg(cst.SimpleString(repr(new_mode))))
         quote = cst.ensure_type(mode.value, cst.SimpleString).quote
         prefix = cst.ensure_type(mode.value, cst.SimpleString).prefix
         literal = cst.SimpleString(f'{prefix}{quote}{new_mode}{quote}')
@@ -155,6 +182,11 @@ class _FileScanner(LookAhead):
             self.files.append((node, qualified, given, [given]))
 
 
+def _keyword(call: cst.Call, keyword: str) -> bool:
+    return any(argument.keyword is not None and argument.keyword.value == keyword
+               for argument in call.args)
+
+
 def _argument(call: cst.Call, position: int, keyword: str) -> Optional[cst.BaseExpression]:
     """The argument of `call` at `position` or named `keyword`, or None."""
     for index, argument in enumerate(call.args):
@@ -187,11 +219,3 @@ def _binary_mode(mode: Optional[str]) -> Optional[str]:
         return None
     return mode[0] + 'b' + mode[1:]
 
-
-def _with_comma(args) -> list:
-    """`args` with a comma after the last, so that one more can follow."""
-    args = list(args)
-    if args:
-        args[-1] = args[-1].with_changes(
-            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(' ')))
-    return args
