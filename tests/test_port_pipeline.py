@@ -83,7 +83,7 @@ def read(path, data, op):
     letter = random.sample(set(word), 1)
     size = ImageFont.load_default().getsize(word)
     with open(path) as f:
-        cached = pickle.load(f), time.clock(), yaml.load(f)
+        cached = pickle.load(f), time.clock(), yaml.load(f), f == []
     return (cached, image, word, np.float(len(text)), np.asarray(data).tostring(), on_server,
             letter, size)
 """

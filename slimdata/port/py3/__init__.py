@@ -19,6 +19,8 @@ One pass per fix, each with a trigger built from its own tables, in this order:
 - `python_removals`: standard library names Python 3.7-3.12 removed (`time.clock`,
   `base64.encodestring`, `thread.isAlive()`, `element.getchildren()`, `inspect.getargspec`)
   -> their successors where certain, else reported;
+- `empty_list_comparisons`: `x == []` where `x` may be a numpy array (an error since numpy
+  1.25) -> `(isinstance(x, list) and x == [])`;
 - `yaml_load`: `yaml.load(stream)` without a Loader (PyYAML 6) -> with PyYAML 5's FullLoader;
 - `open_modes`: mode 'rU' -> 'r' (Python 3.11), Python 2's `file()` -> `open()`;
 - `tostring`: `x.tostring()` -> `x.tobytes()` (numpy 2.3, Python 3.9's array, Pillow 3);
@@ -31,6 +33,7 @@ from slimdata.port.py3.binary_reads import BinaryReadsPass
 from slimdata.port.py3.bytes_literals import BytesLiteralsPass
 from slimdata.port.py3.collections_abc import CollectionsAbcPass
 from slimdata.port.py3.dict_views import DictViewsPass
+from slimdata.port.py3.empty_list_comparisons import EmptyListComparisonsPass
 from slimdata.port.py3.font_getsize import FontGetsizePass
 from slimdata.port.py3.match_decode import MatchDecodePass
 from slimdata.port.py3.numpy_names import NumpyNamesPass
@@ -47,5 +50,5 @@ from slimdata.port.py3.yaml_load import YamlLoadPass
 #: The passes, in the order they run.
 PASSES = (CollectionsAbcPass, NumpyNamesPass, BinaryReadsPass, PickleFilesPass,
           BytesLiteralsPass, RelativeImportsPass, StringIOPass, MatchDecodePass, DictViewsPass,
-          ModuleSuccessorsPass, ScipyMiscPass, PythonRemovalsPass, YamlLoadPass, OpenModesPass,
-          ToStringPass, RandomSamplePass, FontGetsizePass)
+          ModuleSuccessorsPass, ScipyMiscPass, PythonRemovalsPass, YamlLoadPass,
+          EmptyListComparisonsPass, OpenModesPass, ToStringPass, RandomSamplePass, FontGetsizePass)
