@@ -35,3 +35,19 @@ def test_an_import_something_uses_becomes_a_stand_in():
     assert ported.startswith(STAND_IN + '\n')
     assert sorted((note.kind, note.line) for note in notes) == [(edits.NOT_PORTED, 1),
                                                                 (edits.NOT_PORTED, 4)]
+
+
+def test_a_private_name_this_tensorflow_lacks_is_reported_as_gone():
+    """Faster-RCNN_TF's `ops.RegisterShape` is gone from TensorFlow 2.21's private modules: the
+    report says it fails, not that it works while TensorFlow keeps it."""
+    import importlib
+    code = ('from tensorflow.python.framework import ops\n'
+            'from tensorflow.python.ops import control_flow_ops\n'
+            "ops.RegisterShape('RoiPool')\n"
+            'x = control_flow_ops.with_dependencies\n')
+    results, _ = tree.port_sources({'m.py': code}, tf_upgrade=None)
+    notes = {note.line: note.message for note in results['m.py'][1] if note.kind == 'not ported'}
+    gone = not hasattr(importlib.import_module('tensorflow.python.framework.ops'),
+                       'RegisterShape')
+    assert ('no longer has' in notes[3]) == gone and ('keeps it' in notes[3]) != gone
+    assert 'keeps it' in notes[4]  # with_dependencies is still there

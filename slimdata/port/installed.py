@@ -58,6 +58,22 @@ def importable(name: str) -> str:
 
 
 @functools.lru_cache(maxsize=None)
+def exists(dotted_name: str) -> bool:
+    """Whether `dotted_name` is there once its module is imported (`tensorflow.python.ops.x.f`:
+    a private module is no attribute of its package, so not `_attribute_chain`)."""
+    module = module_of(dotted_name)
+    try:
+        target: object = importlib.import_module(module)
+    except ImportError:
+        return False
+    for part in dotted_name[len(module) + 1:].split('.') if dotted_name != module else []:
+        target = getattr(target, part, None)
+        if target is None:
+            return False
+    return True
+
+
+@functools.lru_cache(maxsize=None)
 def _attribute_chain(dotted_name: str):
     """What `dotted_name` is in code that imported its module: attribute by attribute from the
     top-level package, as ported code looks it up; None if it is not there."""

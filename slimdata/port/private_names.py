@@ -13,7 +13,7 @@ from libcst.metadata import ParentNodeProvider
 
 from slimdata.contrib.unavailable import UNPORTABLE
 from slimdata.port.edits import CHANGED, NOT_PORTED, ImportRemover, Note, code_of
-from slimdata.port.installed import public_name
+from slimdata.port.installed import exists, public_name
 from slimdata.port.spelling import SpellingAware
 
 
@@ -40,7 +40,10 @@ class PrivateNames(SpellingAware):
         path = public_name(name)
         if path is None:
             self.private_uses[alias] += 1
-            self.note(NOT_PORTED, original, f'{name}: {UNPORTABLE["tensorflow.python"]}')
+            self.note(NOT_PORTED, original, f'{name}: ' + (
+                UNPORTABLE['tensorflow.python'] if exists(name) else
+                'private TensorFlow name that this TensorFlow no longer has, without a public '
+                'successor that slimdata port knows: it fails where it runs'))
             return updated
         self.note(CHANGED, original, f'{code_of(original)} -> tf.compat.v1.{path}')
         return self.tf_name(f'compat.v1.{path}')
