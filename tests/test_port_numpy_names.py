@@ -62,3 +62,12 @@ def test_fromstrings_binary_mode_becomes_a_copy_from_the_buffer():
     assert namespace['d'].tolist() == [1, 2]
     assert "np.fromstring('1 2', dtype=int, sep=' ')" in ported
     assert [note.line for note in notes] == [3, 5, 6]
+
+
+def test_the_size_0_aliases_become_their_names():
+    """`np.int0(points)` (seglink's and pixel_link's box corners), gone in numpy 2."""
+    ported, _, namespace = port_and_run('import numpy as np\n'
+                                        'points = np.int0(np.array([[1.7, 2.2]]))\n'
+                                        'flags = np.array([1, 0], dtype=np.bool8)\n')
+    assert 'np.intp(' in ported and 'dtype=np.bool_' in ported
+    assert namespace['points'].tolist() == [[1, 2]] and namespace['flags'].tolist() == [True, False]

@@ -59,7 +59,8 @@ def test_every_stage_has_a_name_and_a_trigger_of_its_own():
 
 
 #: A module each of the other passes has work in (a package's, for the relative imports).
-OTHER_PASSES = """import pickle
+OTHER_PASSES = """import cv2
+import pickle
 import random
 import re
 import time
@@ -83,7 +84,7 @@ def read(path, data, op):
     letter = random.sample(set(word), 1)
     size = ImageFont.load_default().getsize(word)
     with open(path) as f:
-        cached = pickle.load(f), time.clock(), yaml.load(f), f == []
+        cached = pickle.load(f), time.clock(), yaml.load(f), f == [], cv2.CV_AA
     return (cached, image, word, np.float(len(text)), np.asarray(data).tostring(), on_server,
             letter, size)
 """

@@ -21,6 +21,7 @@ One pass per fix, each with a trigger built from its own tables, in this order:
   -> their successors where certain, else reported;
 - `empty_list_comparisons`: `x == []` where `x` may be a numpy array (an error since numpy
   1.25) -> `(isinstance(x, list) and x == [])`;
+- `opencv_names`: OpenCV 2's names (`cv2.cv.BoxPoints`, `cv2.CV_AA`, ...) -> OpenCV 3's;
 - `yaml_load`: `yaml.load(stream)` without a Loader (PyYAML 6) -> with PyYAML 5's FullLoader;
 - `open_modes`: mode 'rU' -> 'r' (Python 3.11), Python 2's `file()` -> `open()`;
 - `tostring`: `x.tostring()` -> `x.tobytes()` (numpy 2.3, Python 3.9's array, Pillow 3);
@@ -38,6 +39,7 @@ from slimdata.port.py3.font_getsize import FontGetsizePass
 from slimdata.port.py3.match_decode import MatchDecodePass
 from slimdata.port.py3.numpy_names import NumpyNamesPass
 from slimdata.port.py3.open_modes import OpenModesPass
+from slimdata.port.py3.opencv_names import OpenCVNamesPass
 from slimdata.port.py3.pickle_files import PickleFilesPass
 from slimdata.port.py3.python_removals import PythonRemovalsPass
 from slimdata.port.py3.random_sample import RandomSamplePass
@@ -50,5 +52,5 @@ from slimdata.port.py3.yaml_load import YamlLoadPass
 #: The passes, in the order they run.
 PASSES = (CollectionsAbcPass, NumpyNamesPass, BinaryReadsPass, PickleFilesPass,
           BytesLiteralsPass, RelativeImportsPass, StringIOPass, MatchDecodePass, DictViewsPass,
-          ModuleSuccessorsPass, ScipyMiscPass, PythonRemovalsPass, YamlLoadPass,
+          ModuleSuccessorsPass, ScipyMiscPass, PythonRemovalsPass, OpenCVNamesPass, YamlLoadPass,
           EmptyListComparisonsPass, OpenModesPass, ToStringPass, RandomSamplePass, FontGetsizePass)

@@ -45,7 +45,11 @@ RENAMES = {
     'numpy.issubsctype': 'issubdtype', 'numpy.trapz': 'trapezoid',
     'numpy.add_docstring': 'lib.add_docstring', 'numpy.add_newdoc': 'lib.add_newdoc',
     'numpy.byte_bounds': 'lib.array_utils.byte_bounds', 'numpy.DataSource': 'lib.npyio.DataSource',
-    'numpy.tracemalloc_domain': 'lib.tracemalloc_domain'}
+    'numpy.tracemalloc_domain': 'lib.tracemalloc_domain',
+    # The bit-size-0 aliases (`np.int0(points)` of OpenCV's box corners: seglink, pixel_link).
+    'numpy.int0': 'intp', 'numpy.uint0': 'uintp', 'numpy.bool8': 'bool_',
+    'numpy.object0': 'object_', 'numpy.str0': 'str_', 'numpy.bytes0': 'bytes_',
+    'numpy.void0': 'void'}
 # Names removed for an expression ('{np}' is the file's name of numpy).
 EXPRESSIONS = {'numpy.NINF': '-{np}.inf', 'numpy.PZERO': '0.0', 'numpy.NZERO': '-0.0',
                'numpy.issubclass_': 'issubclass'}
