@@ -239,7 +239,7 @@ def _best(measure, repeat: int) -> dict:
 
 def bench(name: str, root: pathlib.Path, work: pathlib.Path, repeat: int) -> dict:
     sources = python_sources(root)
-    lines = line_count(sources)
+    lines, parsed = line_count(sources), python_3_lines(sources)
     # Each measure's runs alternate with the other's, so that a change of the machine's load
     # weighs on both alike.
     owns, upgrades = [], []
@@ -271,17 +271,17 @@ def bench(name: str, root: pathlib.Path, work: pathlib.Path, repeat: int) -> dic
             'upgrade_us_per_line_again': 1e6 * upgrade_again,
             'ratio_again': own_again / upgrade_again,
             'ratio_with_startup': own['cpu'] / upgrade['cpu'],
-            **(_python_2_baseline(root, work, repeat, own['cpu'], upgrade_alone['cpu'])
-               if python_3_lines(sources) < lines else {})}
+            **(_python_2_baseline(root, work, repeat, lines, parsed, own['cpu'],
+                                  upgrade_alone['cpu']) if parsed < lines else {})}
 
 
-def _python_2_baseline(root: pathlib.Path, work: pathlib.Path, repeat: int, own_cpu: float,
-                       upgrade_cpu: float) -> dict:
+def _python_2_baseline(root: pathlib.Path, work: pathlib.Path, repeat: int, lines: int,
+                       parsed: int, own_cpu: float, upgrade_cpu: float) -> dict:
     """A tree with files Python 3 cannot parse, which tf_upgrade_v2 skips (logging a parse
     error): its cost per line of the files it did upgrade, and the port a user makes without
     slimdata, 2to3 over the tree and then tf_upgrade_v2 over 2to3's (where every file
-    parses), beside the own passes, which do both."""
-    sources = python_sources(root)
+    parses), beside the own passes, which do both. `lines`: the tree's; `parsed`: those of
+    its files Python 3 parses."""
     out = work / 'after_2to3'
     converts, upgrades = [], []
     for _ in range(repeat):  # alternating, as in `bench`
@@ -290,7 +290,6 @@ def _python_2_baseline(root: pathlib.Path, work: pathlib.Path, repeat: int, own_
         upgrades.append(_in_process('--measure-upgrade', out))
     convert = min(run['cpu'] for run in converts)
     upgrade = min(run['cpu'] for run in upgrades)
-    lines, parsed = line_count(sources), python_3_lines(sources)
     return {'python_3_lines': parsed,  # none: tf_upgrade_v2 upgraded nothing
             'upgrade_us_per_parsed_line': 1e6 * upgrade_cpu / parsed if parsed else None,
             'ratio_to_parsed_lines': own_cpu / lines / (upgrade_cpu / parsed) if parsed else None,

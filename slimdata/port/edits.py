@@ -348,6 +348,13 @@ class PortTransformer(KeepsUnchanged):
         line = self._line_in_statement(node)
         return line if line is not None else self.get_metadata(PositionProvider, node).start.line
 
+    def attribute_read(self, node: cst.BaseExpression) -> str:
+        """The attribute read of `node`'s value (`args` of `spec(f).args`), or '' (the pass
+        has visited `node`)."""
+        parent = self._parents.get(node)
+        return parent.attr.value if isinstance(parent, cst.Attribute) and parent.value is node \
+            else ''
+
     def note(self, kind: str, node: cst.CSTNode, message: str) -> None:
         self.notes.append(Note(kind, self.line_of(node), message))
 
@@ -451,6 +458,24 @@ def keyword_argument(keyword: str, value: cst.BaseExpression) -> cst.Arg:
     """The argument `keyword=value`, spelled without spaces around `=`."""
     return cst.Arg(value, keyword=cst.Name(keyword), equal=cst.AssignEqual(
         whitespace_before=cst.SimpleWhitespace(''), whitespace_after=cst.SimpleWhitespace('')))
+
+
+def defines(code: str, name: str) -> bool:
+    """Whether `code` defines `name` itself (a function, a method, an assignment): its calls
+    of a method of that name may be its own."""
+    return re.search(rf'\bdef\s+{re.escape(name)}\b|\b{re.escape(name)}\s*=', code) is not None
+
+
+def with_mode(call: cst.Call, text: str) -> cst.Call:
+    """`call`, an `open`-like call, with the mode `text`: in its mode literal (quotes and
+    prefix kept), or added after its arguments."""
+    mode = mode_argument(call)
+    if mode is None:
+        return with_argument(call, cst.Arg(cst.SimpleString(repr(text))))
+    old = cst.ensure_type(mode.value, cst.SimpleString)
+    literal = cst.SimpleString(f'{old.prefix}{old.quote}{text}{old.quote}')
+    return call.with_changes(args=[argument.with_changes(value=literal) if argument is mode
+                                   else argument for argument in call.args])
 
 
 def mode_argument(call: cst.Call) -> Optional[cst.Arg]:

@@ -9,7 +9,7 @@ import functools
 import importlib
 import importlib.util
 import types
-from typing import Optional
+from typing import List, Optional
 
 from slimdata.port import rules
 
@@ -63,14 +63,10 @@ def exists(dotted_name: str) -> bool:
     a private module is no attribute of its package, so not `_attribute_chain`)."""
     module = module_of(dotted_name)
     try:
-        target: object = importlib.import_module(module)
+        found = importlib.import_module(module)
     except ImportError:
         return False
-    for part in dotted_name[len(module) + 1:].split('.') if dotted_name != module else []:
-        target = getattr(target, part, None)
-        if target is None:
-            return False
-    return True
+    return _attributes(found, dotted_name[len(module):].split('.')[1:]) is not None
 
 
 @functools.lru_cache(maxsize=None)
@@ -83,7 +79,12 @@ def _attribute_chain(dotted_name: str):
         importlib.import_module(module)
     except ImportError:
         return None
-    for part in dotted_name.split('.')[1:]:
+    return _attributes(target, dotted_name.split('.')[1:])
+
+
+def _attributes(target: object, parts: List[str]) -> object:
+    """`target.a.b` for parts ['a', 'b'], or None where an attribute is missing."""
+    for part in parts:
         target = getattr(target, part, None)
         if target is None:
             return None

@@ -207,28 +207,17 @@ PYTHON_2_EVIDENCE = re.compile(
     + '|'.join(sorted({*fix_imports.MAPPING, *fix_imports2.MAPPING, 'urllib2'})) + r')\b)')
 
 
-def python_3_parses(code: str) -> bool:
-    """False for code with a syntax error in Python 3 (what Python 2 code has); code Python
-    refuses for another reason (nesting too deep) is no Python 2 matter: the pipeline's own
-    check reports it."""
-    try:
-        ast.parse(code)
-    except SyntaxError:
-        return False
-    except (ValueError, RecursionError, MemoryError):
-        return True
-    return True
-
-
 def shows_python_2(code: str) -> bool:
     """Whether `code` is Python 2 by its own text: Python 3 cannot parse it, or it shows
     `PYTHON_2_EVIDENCE` outside the guards of code written for both Pythons (`_guarded_lines`:
     `try: import queue` / `except ImportError: import Queue as queue`, `if six.PY2:`)."""
     try:
         tree = ast.parse(code)
-    except SyntaxError:
+    except SyntaxError:  # what Python 2 code has
         return True
-    except (ValueError, RecursionError, MemoryError):  # no Python 2 matter, as python_3_parses
+    except (ValueError, RecursionError, MemoryError):
+        # Refused for another reason (nesting too deep): no Python 2 matter, the pipeline's
+        # own check reports it.
         return PYTHON_2_EVIDENCE.search(code) is not None
     guarded: Optional[Set[int]] = None
     for match in PYTHON_2_EVIDENCE.finditer(code):

@@ -11,7 +11,14 @@ import re
 
 import libcst as cst
 
-from slimdata.port.edits import CHANGED, PortTransformer, callee_name, code_of, mode_argument
+from slimdata.port.edits import (
+    CHANGED,
+    PortTransformer,
+    callee_name,
+    code_of,
+    mode_argument,
+    with_mode,
+)
 
 _OPENERS = frozenset(('open', 'FastGFile', 'GFile', 'Open'))
 _U_LETTERS = re.compile(r'[rbt+]*U[rbt+]*')
@@ -42,8 +49,4 @@ class OpenModesPass(PortTransformer):
         self.note(CHANGED, original, f'mode {text!r} -> {new_text!r} (Python 3.11 removed '
                                      f"'U'; text mode reads universal newlines) in "
                                      f'{code_of(original.func)}(...)')
-        quote = mode.value.quote
-        return updated.with_changes(args=[
-            argument.with_changes(value=cst.SimpleString(f'{mode.value.prefix}{quote}{new_text}'
-                                                         f'{quote}'))
-            if argument is mode else argument for argument in updated.args])
+        return with_mode(updated, new_text)

@@ -22,7 +22,7 @@
 """
 
 import re
-from typing import Dict, List, Optional, Set, Tuple, Union
+from typing import Dict, List, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -35,6 +35,7 @@ from slimdata.port.edits import (
     keyword_argument,
     mode_argument,
     with_argument,
+    with_mode,
 )
 from slimdata.port.py3.binary_reads import OPENERS
 from slimdata.port.spelling import ScopeScanning
@@ -60,11 +61,6 @@ class PickleFilesPass(ScopeScanning):
         super().__init__(context)
         self.binary_modes: Dict[cst.Call, Tuple[str, str]] = {}  # opener -> (new mode, user)
         self.unclear: Dict[cst.Call, str] = {}                   # pickle call -> why
-        self.item_of: Set[cst.Call] = set()  # calls whose result's .item() is taken
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value == 'item' and isinstance(node.value, cst.Call):
-            self.item_of.add(node.value)
 
     def scan_scope(self, statements: Union[cst.Module, cst.BaseSuite],
                    function: Optional[cst.FunctionDef]) -> None:
@@ -85,7 +81,8 @@ class PickleFilesPass(ScopeScanning):
                 self.binary_modes[text_openers[0]] = (new_mode, user)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        if original in self.item_of and self.qualified_name(original.func) == 'numpy.load':
+        if (self.attribute_read(original) == 'item'
+                and self.qualified_name(original.func) == 'numpy.load'):
             return self._object_array_load(original, updated)
         if original in self.unclear:
             self.note(NOT_PORTED, original, f'pickle needs a file opened in binary mode '
@@ -118,15 +115,7 @@ class PickleFilesPass(ScopeScanning):
         self.note(CHANGED, original, f"{code_of(original.func)}(..., {new_mode!r}): the file "
                                      f'goes to {user}, which needs a binary file (Python 2\'s '
                                      "text mode gave bytes, Python 3's gives str)")
-        mode = mode_argument(updated)
-        if mode is None:
-            return with_argument(updated, cst.Arg(cst.SimpleString(repr(new_mode))))
-        quote = cst.ensure_type(mode.value, cst.SimpleString).quote
-        prefix = cst.ensure_type(mode.value, cst.SimpleString).prefix
-        literal = cst.SimpleString(f'{prefix}{quote}{new_mode}{quote}')
-        return updated.with_changes(args=[argument.with_changes(value=literal)
-                                          if argument is mode else argument
-                                          for argument in updated.args])
+        return with_mode(updated, new_mode)
 
 
 class _FileScanner(LookAhead):

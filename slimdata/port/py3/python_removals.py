@@ -15,12 +15,12 @@
 """
 
 import re
-from typing import Dict, Set, Tuple
+from typing import Dict, Tuple
 
 import libcst as cst
 from libcst.helpers import ensure_type
 
-from slimdata.port.edits import CHANGED, NOT_PORTED, code_of
+from slimdata.port.edits import CHANGED, NOT_PORTED, code_of, defines
 from slimdata.port.spelling import SpellingAware
 
 # A file whose elements can be ElementTree's (xml.etree's, lxml's, or handed over by a parser).
@@ -64,14 +64,6 @@ class PythonRemovalsPass(SpellingAware):
 
     def visit_Module(self, node: cst.Module) -> None:
         self.learn_spelling(node)
-        defined = _DefinedFunctions()
-        node.visit(defined)
-        self.defined = defined.names
-        self.shared_field_reads: Set[cst.Call] = set()  # getargspec(f).args and kin
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value in _SHARED_FIELDS and isinstance(node.value, cst.Call):
-            self.shared_field_reads.add(node.value)
 
     def leave_Attribute(self, original: cst.Attribute,
                         updated: cst.Attribute) -> cst.BaseExpression:
@@ -93,7 +85,7 @@ class PythonRemovalsPass(SpellingAware):
         if not isinstance(func, cst.Attribute):
             return updated
         if self.qualified_name(func) == _GETARGSPEC:
-            if original not in self.shared_field_reads:
+            if self.attribute_read(original) not in _SHARED_FIELDS:
                 self._report(original, _GETARGSPEC)
                 return updated
             self.note(CHANGED, original, 'inspect.getargspec -> inspect.getfullargspec (Python '
@@ -101,7 +93,7 @@ class PythonRemovalsPass(SpellingAware):
             return updated.with_changes(func=ensure_type(updated.func, cst.Attribute).with_changes(
                 attr=cst.Name('getfullargspec')))
         method = func.attr.value
-        if method not in METHODS or method in self.defined or (
+        if method not in METHODS or defines(self.source, method) or (
                 method != 'getiterator' and original.args) or not METHODS[method][3].search(
                     self.source):
             return updated
@@ -140,13 +132,3 @@ class PythonRemovalsPass(SpellingAware):
         version, instead = REMOVED[name]
         self.note(NOT_PORTED, node, f'{name}: Python {version} removed it; use {instead}')
 
-
-class _DefinedFunctions(cst.CSTVisitor):
-    """The names of the functions and methods a module defines."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.names: Set[str] = set()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.names.add(node.name.value)

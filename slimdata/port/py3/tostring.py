@@ -11,7 +11,7 @@ import re
 
 import libcst as cst
 
-from slimdata.port.edits import CHANGED, PortTransformer, code_of
+from slimdata.port.edits import CHANGED, PortTransformer, code_of, defines
 
 
 class ToStringPass(PortTransformer):
@@ -21,8 +21,7 @@ class ToStringPass(PortTransformer):
     TRIGGER = re.compile(r'\.tostring\(')
 
     def visit_Module(self, node: cst.Module) -> bool:
-        # A file with its own `tostring` (a method or a function) keeps its calls.
-        return re.search(r'\bdef\s+tostring\b|\btostring\s*=', self.source) is None
+        return not defines(self.source, 'tostring')  # else its calls are the file's own
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         func = updated.func
