@@ -58,6 +58,8 @@ class Context:
     before the stages for a file that ran under Python 2 through its imports; then
     `python_2_by_imports` says which, see `python2_imports`); `shows_python_2`: whether its
     own text shows Python 2 (`python2.shows_python_2`), when known before the stages.
+    `python_tree`: (code, Python's tree of it) of the code a text stage returned, when the
+    stage parsed it already (the LibCST passes take it for the same code).
     """
     path: str = ''
     paths: frozenset = frozenset()
@@ -65,6 +67,7 @@ class Context:
     python_2: bool = False
     shows_python_2: Optional[bool] = None
     python_2_by_imports: str = ''
+    python_tree: Optional[Tuple[str, ast.Module]] = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -20,6 +20,7 @@ import bisect
 import re
 from typing import (
     Dict,
+    Iterable,
     Iterator,
     List,
     NamedTuple,
@@ -166,6 +167,30 @@ class TreeFacts:
         return self._code_lines
 
 
+def words_pattern(words: Iterable[str]) -> str:
+    """A regular expression matching any of `words` (each a whole word), written as a trie:
+    Python's `re` tries the alternatives of a flat alternation one by one (measured: 2.5 times
+    slower over the 200 words of the Python 2 stage's fixers)."""
+    trie: Dict[str, dict] = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[''] = {}
+
+    def written(node: Dict[str, dict]) -> str:
+        branches = [re.escape(char) + written(child) for char, child in sorted(node.items())
+                    if char]
+        if not branches:
+            return ''
+        ends_here = '' in node
+        if len(branches) == 1 and not ends_here:
+            return branches[0]
+        return '(?:' + '|'.join(branches) + ')' + ('?' if ends_here else '')
+
+    return r'\b' + written(trie) + r'\b'
+
+
 class Span(NamedTuple):
     """A statement's lines: `first` (its decorators' included), `line` (its own, where
     LibCST's positions start it: a definition's `def`), `last`."""
@@ -182,13 +207,16 @@ class MatchedLines:
         self._lines = sorted(lines)
 
     @classmethod
-    def matching(cls, code: str, pattern: Pattern[str]) -> 'MatchedLines':
+    def matching(cls, code: str, *patterns: Pattern[str]) -> 'MatchedLines':
+        """The lines where a match of any of `patterns` starts or goes on (several simple
+        patterns search faster than their alternation)."""
         starts = [0] + [found.end() for found in re.finditer('\n', code)]
         lines: List[int] = []
-        for found in pattern.finditer(code):
-            first = bisect.bisect_right(starts, found.start())
-            last = bisect.bisect_right(starts, max(found.end() - 1, found.start()))
-            lines.extend(range(first, last + 1))
+        for pattern in patterns:
+            for found in pattern.finditer(code):
+                first = bisect.bisect_right(starts, found.start())
+                last = bisect.bisect_right(starts, max(found.end() - 1, found.start()))
+                lines.extend(range(first, last + 1))
         return cls(lines)
 
     def any_in(self, first: int, last: int) -> bool:

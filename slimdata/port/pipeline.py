@@ -96,7 +96,7 @@ def port_file(text: str, context: Context) -> List[Staged]:
     python_tree: Optional[ast.Module] = None
     for stage in STAGES:
         if _on_tree(stage) and python_tree is None:
-            python_tree = _python_tree(context.path, code)
+            python_tree = _python_tree(context, code)
         if not stage.has_work(code, context):
             continue
         try:
@@ -122,14 +122,17 @@ def _on_tree(stage: Stage) -> TypeGuard[Type[PortTransformer]]:
     return isinstance(stage, type) and issubclass(stage, PortTransformer)
 
 
-def _python_tree(path: str, code: str) -> ast.Module:
-    """Python's own tree of `code`; raises `Unparsable` when Python cannot parse it.
+def _python_tree(context: Context, code: str) -> ast.Module:
+    """Python's own tree of `code` (the one a text stage left in `context`, if of the same
+    code); raises `Unparsable` when Python cannot parse it.
 
     Checked with Python's own parser first: its messages are the clearest, it is fast (some
     10 microseconds a line), and it refuses the nesting that would take libcst minutes.
     """
+    if context.python_tree is not None and context.python_tree[0] == code:
+        return context.python_tree[1]
     try:
-        return ast.parse(code, filename=path)
+        return ast.parse(code, filename=context.path)
     except SyntaxError as error:
         raise Unparsable(error.lineno or 1, f'could not parse: {error.msg}') from error
     except (RecursionError, MemoryError, ValueError) as error:

@@ -21,7 +21,7 @@ import functools
 import re
 from typing import Callable, Dict, List, Optional, Set, Tuple, Type
 
-from fissix import fixer_base, pytree, refactor
+from fissix import fixer_base, pygram, pytree, refactor
 from fissix.fixes import (
     fix_apply,
     fix_asserts,
@@ -68,10 +68,13 @@ from fissix.fixes import (
     fix_xreadlines,
     fix_zip,
 )
+from fissix.pgen2 import token
 from fissix.pgen2.parse import ParseError
 from fissix.pgen2.tokenize import TokenError
 
+from slimdata.port import python2_statements
 from slimdata.port.edits import CHANGED, NOT_PORTED, Context, Note
+from slimdata.port.facts import MatchedLines, words_pattern
 
 #: The modules the slimdata port's StringIO pass ports (to io.BytesIO where they hold image
 #: bytes, reported where uncertain); 2to3 makes them io.StringIO, which holds text only.
@@ -286,18 +289,99 @@ class Python2Stage:
             notes.append(Note(CHANGED, 1, 'ported as Python 2 code, though nothing in it shows '
                                           f'Python 2: {context.python_2_by_imports}'))
         context.python_2 = True
-        tool = _tool()
-        tool.notes = notes
-        try:
-            tree = tool.refactor_code(code if code.endswith('\n') else code + '\n',
-                                      context.path)
-        except (ParseError, TokenError, IndentationError) as error:
-            raise Python2ParseError(_line_of(error), f'could not parse as Python 3 or as '
-                                                     f'Python 2 ({error})') from error
-        new = str(tree)
+        new = _fixed(code if code.endswith('\n') else code + '\n', context, notes)
         if not code.endswith('\n'):
             new = new[:-1]
+            context.python_tree = None  # a tree of the code with its line end
         return new, sorted(dict.fromkeys(notes), key=lambda note: note.line)
+
+
+def _fixed(code: str, context: Context, notes: List[Note]) -> str:
+    """`code` with the fixers' changes, their notes added to `notes`: on a copy with the
+    statements they do not need set aside (`python2_statements`), or on the whole file when
+    that copy fails (fissix cannot parse it, the fixers moved a placeholder, or the result is
+    no Python 3: what the fixers needed was in a statement set aside). Raises
+    `Python2ParseError` when fissix cannot parse `code`."""
+    tool, path = _tool(), context.path
+    context.python_tree = None
+    needed = _needed_text()
+    if needed is not None:
+        copy, set_aside = python2_statements.set_aside(
+            code, MatchedLines.matching(code, *needed).any_in)
+        tool.notes = []
+        try:
+            fixed = python2_statements.put_back(str(tool.refactor_code(copy, path)), code,
+                                                set_aside)
+        except (ParseError, TokenError, IndentationError):
+            fixed = None
+        if fixed is not None and _python_3_parses(fixed, context):
+            notes.extend(tool.notes)
+            return fixed
+    tool.notes = []
+    try:
+        tree = tool.refactor_code(code, path)
+    except (ParseError, TokenError, IndentationError) as error:
+        raise Python2ParseError(_line_of(error), f'could not parse as Python 3 or as '
+                                                 f'Python 2 ({error})') from error
+    notes.extend(tool.notes)
+    return str(tree)
+
+
+def _python_3_parses(code: str, context: Context) -> bool:
+    """Whether Python 3 parses `code`, its indentation's tabs read as Python 2 did (the
+    indentation stage expands them next); its tree is left in `context` for the LibCST passes
+    (the parse then costs nothing more)."""
+    try:
+        context.python_tree = (code, ast.parse(code))
+    except TabError:
+        return _python_3_parses(code.expandtabs(8), Context())
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+#: Grammar keywords that open fissix's patterns but are not what a fixer needs to see: each
+#: fixer behind them needs a word kept on its own (`_needed_text`) or Python 2 syntax, which a
+#: copy without it would keep (and the copy is refused: it is no Python 3).
+#: - def, lambda: fix_next (`def next`: next), fix_nonzero (`__nonzero__`), fix_map and
+#:   fix_filter (map, filter), fix_tuple_params (`def f((a, b))`: syntax);
+#: - try: fix_except, on `except E, e` only (except); for: fix_paren (`for x in 1, 2]`: syntax);
+#: - global: fix_next (`global next`); import, from: every import is kept (below).
+_PATTERN_KEYWORDS = frozenset(('def', 'lambda', 'try', 'for', 'global', 'import', 'from'))
+#: Words the fixers need besides the keys of the bottom matcher: except (`except E, e`: kept
+#: with its statement, not refused in the copy), the names behind `_PATTERN_KEYWORDS`.
+_NEEDED_WORDS = frozenset(('except', 'next', '__nonzero__'))
+#: The matcher's keys that are no word (grammar symbols, tokens), and the word or text the
+#: fixer behind each needs: fix_print, fix_metaclass; fix_repr, fix_unicode (a '\u' escape in
+#: a byte string).
+_WORDS_OF_SYMBOLS = {'print_stmt': 'print', 'classdef': '__metaclass__'}
+_TEXT_OF_SYMBOLS = {'BACKQUOTE': '`', 'STRING': r'\\[uU]'}
+
+
+@functools.lru_cache(maxsize=1)
+def _needed_text() -> Optional[Tuple['re.Pattern[str]', ...]]:
+    """What marks a line the fixers need: each word the bottom matcher's patterns start at
+    (read from fissix's own automaton, so a new fixer's words come with it), the text of the
+    fixers outside the matcher (`_OUTSIDE_THE_MATCHER`), and every import (fix_imports renames
+    a module's uses by its import; fixers that add an import look for one already there).
+    None (every file whole) when the matcher holds a key this table does not know."""
+    words = set(_NEEDED_WORDS) | set(fix_asserts.NAMES)
+    texts = ['<>', _LITERALS, r'(?m:^[ \t]*(?:import|from)\b)']
+    names = {number: name for name, number in pygram.python_grammar.symbol2number.items()}
+    for key in _tool().BM.root.transition_table:
+        if isinstance(key, str):
+            if key not in _PATTERN_KEYWORDS:
+                words.add(key)
+            continue
+        name = names.get(key, token.tok_name.get(key))
+        if name in _WORDS_OF_SYMBOLS:
+            words.add(_WORDS_OF_SYMBOLS[name])
+        elif name in _TEXT_OF_SYMBOLS:
+            texts.append(_TEXT_OF_SYMBOLS[name])
+        else:
+            return None
+    # One pattern each: their alternation searches slower than all of them one by one.
+    return (re.compile(words_pattern(words)), *map(re.compile, dict.fromkeys(texts)))
 
 
 class Python2ParseError(ValueError):
@@ -326,11 +410,12 @@ def _tool() -> '_Tool':
 
 
 #: What the fixers outside fissix's bottom matcher (`fix_ne`, `fix_numliterals`, `_FixAsserts`)
-#: need in a file's text: `<>`, a long or octal literal, unittest's old names. They are tried on
-#: every node of a walk of the whole tree, made only for a file that holds one (a tenth of the
-#: stage's time).
-_OUTSIDE_THE_MATCHER = re.compile(r'<>|\b\d\w*[lL]\b|\b0\d|\b(?:'
-                                  + '|'.join(sorted(fix_asserts.NAMES)) + r')\b')
+#: need in a file's text: `<>`, a long or octal literal (not `0.01`), unittest's old names.
+#: They are tried on every node of a walk of the whole tree, made only for a file that holds
+#: one (a tenth of the stage's time).
+#: (A digit first, then what comes before it: a search for it is quick.)
+_LITERALS = r'[0-9](?<![\w.][0-9])(?:(?<=0)[0-9]|\w*[lL]\b)'
+_OUTSIDE_THE_MATCHER = re.compile(f'<>|{_LITERALS}|{words_pattern(fix_asserts.NAMES)}')
 
 
 class _Tool(refactor.RefactoringTool):
