@@ -21,6 +21,9 @@ class MatplotlibUsePass(PortTransformer):
 
     NAME = 'matplotlib use'
     TRIGGER = re.compile(r'\bmatplotlib\b')
+    # Its work is at the calls of `use` (under any name an import binds to it).
+    FILTERS_STATEMENTS = True
+    STATEMENTS = re.compile(r'\buse\b')
 
     @classmethod
     def has_work(cls, code: str, context: Context) -> bool:

@@ -19,7 +19,7 @@ from typing import Dict, NamedTuple, Set, Union
 import libcst as cst
 from libcst.helpers import ensure_type
 
-from slimdata.port.edits import CHANGED, NOT_PORTED, PortTransformer, code_of
+from slimdata.port.edits import CHANGED, NO_BINDINGS, NOT_PORTED, PortTransformer, code_of
 
 
 class Successor(NamedTuple):
@@ -42,6 +42,9 @@ class ModuleSuccessorsPass(PortTransformer):
     NAME = 'module successors'
     TRIGGER = re.compile(r'(?m:^[ \t]*(?:import|from)[ \t]+(?:' + '|'.join(SUCCESSORS)
                          + r')\b)')
+    # Its work is at the imports (it reads the names used in its own walk, `_ModuleUses`).
+    FILTERS_STATEMENTS = True
+    BINDINGS = NO_BINDINGS
 
     def visit_Module(self, node: cst.Module) -> None:
         uses = _ModuleUses()

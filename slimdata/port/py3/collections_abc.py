@@ -8,7 +8,7 @@ import re
 
 import libcst as cst
 
-from slimdata.port.edits import CHANGED, code_of
+from slimdata.port.edits import CHANGED, NO_BINDINGS, code_of
 from slimdata.port.spelling import SpellingAware
 
 ABSTRACT_CLASSES = frozenset((
@@ -25,6 +25,10 @@ class CollectionsAbcPass(SpellingAware):
     # `collections` alone is in every file that makes a namedtuple: an abstract class too.
     TRIGGER = re.compile(r'\A(?=.*\bcollections\b)(?=.*\b(?:'
                          + '|'.join(sorted(ABSTRACT_CLASSES)) + r')\b)', re.DOTALL)
+    # Its work is at the abstract classes' names, under any name collections is bound to.
+    FILTERS_STATEMENTS = True
+    STATEMENTS = re.compile(r'\b(?:' + '|'.join(sorted(ABSTRACT_CLASSES)) + r')\b')
+    BINDINGS = NO_BINDINGS
 
     def visit_Module(self, node: cst.Module) -> None:
         self.learn_spelling(node)

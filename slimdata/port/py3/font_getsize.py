@@ -18,7 +18,7 @@ import re
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 
-from slimdata.port.edits import CHANGED, NOT_PORTED, PortTransformer, code_of
+from slimdata.port.edits import CHANGED, NO_BINDINGS, NOT_PORTED, PortTransformer, code_of
 
 _SAME_KEYWORDS = frozenset(('direction', 'features', 'language'))
 
@@ -29,6 +29,8 @@ class FontGetsizePass(PortTransformer):
 
     NAME = 'font getsize'
     TRIGGER = re.compile(r'\.getsize\(')
+    FILTERS_STATEMENTS = True  # its work is at the calls its trigger matches
+    BINDINGS = NO_BINDINGS
 
     def visit_Module(self, node: cst.Module) -> bool:
         return re.search(r'\bImageFont\b', self.source) is not None

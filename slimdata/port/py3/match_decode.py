@@ -14,7 +14,7 @@ import libcst as cst
 from libcst.helpers import ensure_type
 from libcst.metadata import Assignment
 
-from slimdata.port.edits import CHANGED, code_of
+from slimdata.port.edits import CHANGED, NO_BINDINGS, code_of
 from slimdata.port.spelling import SpellingAware
 
 _MATCHERS = frozenset(('match', 'search', 'fullmatch'))
@@ -29,6 +29,10 @@ class MatchDecodePass(SpellingAware):
 
     NAME = 'match decode'
     TRIGGER = re.compile(r'\A(?=.*\.group\()(?=.*\.decode\()', re.DOTALL)
+    # Its work is at `m.group(...).decode(...)` (the assignments it reads, it reads itself).
+    FILTERS_STATEMENTS = True
+    STATEMENTS = re.compile(r'\.decode\(')
+    BINDINGS = NO_BINDINGS
 
     def visit_Module(self, node: cst.Module) -> None:
         self.learn_spelling(node)

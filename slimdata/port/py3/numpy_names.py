@@ -25,7 +25,7 @@ import re
 import libcst as cst
 from libcst.helpers import ensure_type
 
-from slimdata.port.edits import CHANGED, NOT_PORTED, code_of
+from slimdata.port.edits import CHANGED, NO_BINDINGS, NOT_PORTED, code_of
 from slimdata.port.spelling import SpellingAware
 
 # numpy's aliases of builtins, removed in numpy 1.24 (`np.int` in dtype arguments).
@@ -89,6 +89,10 @@ class NumpyNamesPass(SpellingAware):
 
     NAME = 'numpy names'
     TRIGGER = re.compile(r'\b(?:np|numpy)\.(?:' + '|'.join(sorted(_OLD_NAMES)) + r')\b')
+    # Its work is at `<name>.<old name>`, under any name numpy is bound to.
+    FILTERS_STATEMENTS = True
+    STATEMENTS = re.compile(r'\.\s*(?:' + '|'.join(sorted(_OLD_NAMES)) + r')\b')
+    BINDINGS = NO_BINDINGS
 
     def visit_Module(self, node: cst.Module) -> None:
         self.learn_spelling(node)

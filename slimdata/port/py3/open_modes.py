@@ -13,6 +13,7 @@ import libcst as cst
 
 from slimdata.port.edits import (
     CHANGED,
+    NO_BINDINGS,
     PortTransformer,
     callee_name,
     code_of,
@@ -29,6 +30,8 @@ class OpenModesPass(PortTransformer):
 
     NAME = 'open modes'
     TRIGGER = re.compile(r'''['"]''' + _U_LETTERS.pattern + r'''['"]|\bfile\(''')
+    FILTERS_STATEMENTS = True  # its work is at the calls holding what its trigger matches
+    BINDINGS = NO_BINDINGS
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         func = original.func

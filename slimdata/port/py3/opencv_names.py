@@ -53,6 +53,9 @@ class OpenCVNamesPass(SpellingAware):
 
     NAME = 'OpenCV names'
     TRIGGER = re.compile(r'\bcv2?\.(?:cv\.|CV_)|\bcv2\.cv\b')
+    # Its work is at a name of cv2.cv (`cv` under any name bound to it) or a `CV_` constant.
+    FILTERS_STATEMENTS = True
+    STATEMENTS = re.compile(r'\bcv\b|\bCV_')
 
     def visit_Module(self, node: cst.Module) -> None:
         self.learn_spelling(node)

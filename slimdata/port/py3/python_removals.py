@@ -61,6 +61,8 @@ class PythonRemovalsPass(SpellingAware):
 
     NAME = 'Python removals'
     TRIGGER = re.compile(r'\b(?:' + '|'.join(_NAMES) + r')\b')
+    # Its work is at the names (and at the uses of what imports of them bind).
+    FILTERS_STATEMENTS = True
 
     def visit_Module(self, node: cst.Module) -> None:
         self.learn_spelling(node)

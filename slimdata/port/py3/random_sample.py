@@ -48,6 +48,9 @@ class RandomSamplePass(PortTransformer):
 
     NAME = 'random sample'
     TRIGGER = re.compile(r'\bsample\(')
+    # Its work is at the calls of sample (under any name an import binds to it).
+    FILTERS_STATEMENTS = True
+    STATEMENTS = re.compile(r'\bsample\b')
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         if not original.args or self.qualified_name(original.func) != 'random.sample':

@@ -12,7 +12,7 @@ from typing import Optional
 
 import libcst as cst
 
-from slimdata.port.edits import CHANGED, Context, PortTransformer, code_of
+from slimdata.port.edits import CHANGED, NO_BINDINGS, Context, PortTransformer, code_of
 
 _TOP_IMPORT = re.compile(r'^[ \t]*(?:import|from)[ \t]+(\w+)', re.MULTILINE)
 
@@ -37,7 +37,11 @@ class RelativeImportsPass(PortTransformer):
     """Makes Python 2's implicit relative imports of siblings explicit."""
 
     NAME = 'relative imports'
+    # Its work is at the imports, and at the statements holding them (their guards).
     STATEMENTS_ONLY = True
+    FILTERS_STATEMENTS = True
+    STATEMENTS = re.compile(r'(?m:^[ \t]*(?:import|from)\b)')
+    BINDINGS = NO_BINDINGS
 
     @classmethod
     def has_work(cls, code: str, context: Context) -> bool:

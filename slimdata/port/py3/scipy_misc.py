@@ -53,6 +53,8 @@ class ScipyMiscPass(SpellingAware):
 
     NAME = 'scipy.misc'
     TRIGGER = re.compile(r'\bmisc\b')
+    # Its work is at imports of scipy.misc and the uses of what they bind.
+    FILTERS_STATEMENTS = True
 
     def visit_Module(self, node: cst.Module) -> None:
         self.learn_spelling(node)

@@ -11,7 +11,7 @@ import re
 
 import libcst as cst
 
-from slimdata.port.edits import CHANGED, PortTransformer, code_of, defines
+from slimdata.port.edits import CHANGED, NO_BINDINGS, PortTransformer, code_of, defines
 
 
 class ToStringPass(PortTransformer):
@@ -19,6 +19,8 @@ class ToStringPass(PortTransformer):
 
     NAME = 'tostring'
     TRIGGER = re.compile(r'\.tostring\(')
+    FILTERS_STATEMENTS = True  # its work is at the calls its trigger matches
+    BINDINGS = NO_BINDINGS
 
     def visit_Module(self, node: cst.Module) -> bool:
         return not defines(self.source, 'tostring')  # else its calls are the file's own

@@ -23,6 +23,8 @@ class YamlLoadPass(SpellingAware):
 
     NAME = 'yaml load'
     TRIGGER = re.compile(r'\byaml\b')
+    # Its work is at calls of yaml, or of what an import from it binds (`load`).
+    FILTERS_STATEMENTS = True
 
     def visit_Module(self, node: cst.Module) -> None:
         self.learn_spelling(node)
