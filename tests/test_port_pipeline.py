@@ -169,7 +169,10 @@ def test_passes_that_filter_statements_port_as_passes_visiting_all(monkeypatch):
                  if getattr(stage, 'FILTERS_STATEMENTS', False)}
     assert filtering >= {'names', 'tf.layers', 'scope values', 'division', 'binary reads',
                          'bytes literals', 'flag defaults', 'resource variables', 'dict views',
-                         'text and bytes'}
+                         'text and bytes', 'numpy names', 'OpenCV names', 'tostring',
+                         'Python removals', 'yaml load', 'scipy.misc', 'open modes',
+                         'random sample', 'collections.abc', 'match decode', 'font getsize',
+                         'module successors', 'relative imports', 'matplotlib use'}
     assert all(skipped.get(name, 0) > 0 for name in filtering), skipped
     changed_by = {note.message for _, notes in filtered[0].values() for note in notes}
     assert [note.line for note in filtered[0]['rebound.py'][1]
@@ -178,3 +181,26 @@ def test_passes_that_filter_statements_port_as_passes_visiting_all(monkeypatch):
     assert any('old_div' in message for message in changed_by)
     assert any('values=' in message for message in changed_by)
     assert any('tf.layers.conv2d(...) ->' in message for message in changed_by)
+
+
+def test_each_parser_reads_a_python_2_file_once(monkeypatch):
+    """The Python 2 stage's check that its result is Python 3 and the indentation stage's
+    LibCST parse leave their trees to the LibCST passes: the code they return is parsed by
+    Python once and by LibCST once."""
+    code = ('import tensorflow as tf\nslim = tf.contrib.slim\n\n\ndef f(x):\n'
+            '\tif x:\n\t\tprint x\n\treturn slim.flatten(x) / 2\n\n\ndef g(y):\n'
+            '    return y\n')
+    parses = {'ast': [], 'libcst': []}
+    for name, module in (('ast', pipeline.ast), ('libcst', cst)):
+        parse = module.parse if name == 'ast' else module.parse_module
+        monkeypatch.setattr(module, 'parse' if name == 'ast' else 'parse_module',
+                            lambda source, *args, _parse=parse, _name=name, **kwargs: (
+                                parses[_name].append(source), _parse(source, *args, **kwargs))[1])
+    context = edits.Context('m.py')
+    staged = pipeline.port_file(code, context)
+    names = [stage.stage for stage in staged]
+    assert names[:2] == ['python 2', 'indentation'] and 'names' in names, names
+    after_text_stages = staged[1].code
+    assert parses['libcst'].count(after_text_stages) == 1
+    python_2_output = staged[0].code
+    assert parses['ast'].count(python_2_output) == 1

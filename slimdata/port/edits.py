@@ -58,8 +58,9 @@ class Context:
     before the stages for a file that ran under Python 2 through its imports; then
     `python_2_by_imports` says which, see `python2_imports`); `shows_python_2`: whether its
     own text shows Python 2 (`python2.shows_python_2`), when known before the stages.
-    `python_tree`: (code, Python's tree of it) of the code a text stage returned, when the
-    stage parsed it already (the LibCST passes take it for the same code).
+    `python_tree`, `libcst_module`: (code, Python's tree of it) and (code, LibCST's) of the
+    code a text stage returned, when the stage parsed it already (the LibCST passes take them
+    for the same code).
     """
     path: str = ''
     paths: frozenset = frozenset()
@@ -68,6 +69,7 @@ class Context:
     shows_python_2: Optional[bool] = None
     python_2_by_imports: str = ''
     python_tree: Optional[Tuple[str, ast.Module]] = None
+    libcst_module: Optional[Tuple[str, cst.Module]] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -549,11 +551,13 @@ class ParsedFile:
     `code`: the code of the tree as it is now, in which a pass numbers its notes' lines.
     """
 
-    def __init__(self, code: str, python_tree: Optional[ast.Module] = None) -> None:
-        """`python_tree`: Python's `ast` of `code`, when the caller parsed it already."""
+    def __init__(self, code: str, python_tree: Optional[ast.Module] = None,
+                 module: Optional[cst.Module] = None) -> None:
+        """`python_tree`, `module`: Python's `ast` and LibCST's tree of `code`, when the caller
+        parsed it already."""
         self.code = code
         # A freshly parsed tree holds no node twice: no need for the wrapper's deep copy.
-        self._wrapper = MetadataWrapper(cst.parse_module(code), unsafe_skip_copy=True)
+        self._wrapper = MetadataWrapper(module or cst.parse_module(code), unsafe_skip_copy=True)
         self._facts = TreeFacts(self._wrapper.module, code, python_tree)
 
     @property

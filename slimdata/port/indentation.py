@@ -19,7 +19,7 @@ import ast
 import io
 import re
 import tokenize
-from typing import List, Set, Tuple
+from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -32,8 +32,12 @@ _TAB_INDENT = re.compile(r'^[ ]*\t', re.MULTILINE)
 _SPACE_INDENT = re.compile(r'^\t* ', re.MULTILINE)
 
 
-def tab_error_line(code: str) -> int:
-    """The line of Python 3's TabError in `code`, or 0 if it has none."""
+def tab_error_line(code: str, context: Optional[Context] = None) -> int:
+    """The line of Python 3's TabError in `code`, or 0 if it has none (nor when a stage before
+    left Python's tree of the same code in `context`)."""
+    if context is not None and context.python_tree is not None and (
+            context.python_tree[0] == code):
+        return 0
     try:
         ast.parse(code)
     except TabError as error:
@@ -43,12 +47,15 @@ def tab_error_line(code: str) -> int:
     return 0
 
 
-def libcst_refusal_line(code: str) -> int:
-    """The line at which LibCST's tokenizer refuses `code` (Python accepts it), or 0."""
+def libcst_refusal_line(code: str, context: Optional[Context] = None) -> int:
+    """The line at which LibCST's tokenizer refuses `code` (Python accepts it), or 0; the tree
+    it parses is left in `context` for the LibCST passes (a parse is a fifth of their cost)."""
     try:
-        cst.parse_module(code)
+        module = cst.parse_module(code)
     except cst.ParserSyntaxError as error:
         return error.raw_line or 1 if 'tokenizer error' in str(error) else 0
+    if context is not None:
+        context.libcst_module = (code, module)
     return 0
 
 
@@ -65,11 +72,12 @@ class IndentationStage:
 
     @staticmethod
     def port(code: str, context: Context) -> Tuple[str, List[Note]]:
-        line = tab_error_line(code) if context.python_2 else 0
+        line = tab_error_line(code, context) if context.python_2 else 0
         if line:
             why = "Python 2's tab stops (Python 3 refuses tabs and spaces mixed)"
         else:
-            line = libcst_refusal_line(code) if tab_error_line(code) == 0 else 0
+            line = (libcst_refusal_line(code, context) if tab_error_line(code, context) == 0
+                    else 0)
             why = 'as Python reads them (LibCST cannot parse this mix of tabs and spaces)'
         if not line:
             return code, []

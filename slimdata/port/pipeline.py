@@ -101,7 +101,7 @@ def port_file(text: str, context: Context) -> List[Staged]:
             continue
         try:
             if _on_tree(stage):
-                parsed = parsed or ParsedFile(code, python_tree)
+                parsed = parsed or ParsedFile(code, python_tree, _libcst_module(context, code))
                 notes = stage.port(parsed, context)
                 code = parsed.code
             else:  # a text stage (TypeGuard narrows only the other branch)
@@ -120,6 +120,12 @@ def port_file(text: str, context: Context) -> List[Staged]:
 
 def _on_tree(stage: Stage) -> TypeGuard[Type[PortTransformer]]:
     return isinstance(stage, type) and issubclass(stage, PortTransformer)
+
+
+def _libcst_module(context: Context, code: str) -> Optional[cst.Module]:
+    """LibCST's tree of `code` a text stage left in `context`, or None."""
+    parsed = context.libcst_module
+    return parsed[1] if parsed is not None and parsed[0] == code else None
 
 
 def _python_tree(context: Context, code: str) -> ast.Module:
