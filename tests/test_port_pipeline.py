@@ -87,6 +87,10 @@ def read(path, data, op):
         cached = pickle.load(f), time.clock(), yaml.load(f), f == [], cv2.CV_AA
     return (cached, image, word, np.float(len(text)), np.asarray(data).tostring(), on_server,
             letter, size)
+
+
+def old_tensorflow(tf, a, b):
+    return tf.concat(1, [tf.pack([a]), tf.mul(a, b)])
 """
 
 

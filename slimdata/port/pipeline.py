@@ -40,6 +40,7 @@ from slimdata.port.names import NamesPass
 from slimdata.port.python2 import Python2ParseError, Python2Stage, shows_python_2
 from slimdata.port.python2_imports import python_2_by_imports
 from slimdata.port.scopes import ScopeValuesPass
+from slimdata.port.tensorflow_0 import TensorFlow0Pass
 from slimdata.port.variables import ResourceVariablesPass
 
 
@@ -58,7 +59,8 @@ Stage = Union[TextStage, Type[PortTransformer]]
 
 #: The stages over each file, in order: the Python 2 stage and the indentation's tabs (on the
 #: text), then the LibCST passes.
-STAGES: Sequence[Stage] = (Python2Stage, IndentationStage, NamesPass, LayersPass, *py3.PASSES,
+STAGES: Sequence[Stage] = (Python2Stage, IndentationStage, TensorFlow0Pass, NamesPass, LayersPass,
+                           *py3.PASSES,
                            *py2.PASSES, FlagDefaultsPass, ScopeValuesPass, ResourceVariablesPass,
                            EntryPass)
 #: The name of the tree-wide stage in the report.
