@@ -26,7 +26,7 @@ successor (TF 1.x kept some: `reduction_indices=` still works):
 import functools
 import inspect
 import re
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -96,11 +96,6 @@ _RENAMED = frozenset(path.rsplit('.', 1)[-1] for path in RENAMES)
 #: The last names of the functions whose calls the pass may change.
 _CALLED = _RENAMED | {path.rsplit('.', 1)[-1] for path in (*KEYWORDS, *ORDERS, 'reverse')}
 _OLD_KEYWORDS = sorted({old for renames in KEYWORDS.values() for old in renames})
-#: What marks a file as written for TensorFlow 0.x: a name TensorFlow 1.0 removed under `tf.`,
-#: a keyword only TensorFlow 0.x had, the axis first.
-SHOWS_TENSORFLOW_0 = re.compile(r'\btf\.(?:' + '|'.join(sorted(RENAMES)).replace('.', r'\.')
-                                + r')\b|\b(?:concat_dim|split_dim|num_split)\s*='
-                                r'|\b(?:concat|split)\(\s*-?\d')
 
 
 @functools.lru_cache(maxsize=None)
@@ -154,7 +149,15 @@ class TensorFlow0Pass(SpellingAware):
 
     def visit_Module(self, node: cst.Module) -> None:
         self.learn_spelling(node)
-        self.shows_tensorflow_0 = SHOWS_TENSORFLOW_0.search(self.source) is not None
+        # Calls whose order the pass cannot tell: reported if the file shows TensorFlow 0.x
+        # in code the pass changes (a name in a docstring is no evidence).
+        self.unclear: List[Tuple[cst.Call, str]] = []
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        if any(note.kind == CHANGED for note in self.notes):
+            for call, message in self.unclear:
+                self.note(NOT_PORTED, call, message)
+        return updated
 
     def _path(self, node: cst.BaseExpression) -> str:
         """The path under `tensorflow.` that `node` names, or ''."""
@@ -225,12 +228,14 @@ class TensorFlow0Pass(SpellingAware):
             return updated  # the installed function takes them in this order (tf.op_scope)
         parameters = _parameters(path)
         if path in _AXIS_FIRST and not _is_integer(positional[0].value):
-            if self.shows_tensorflow_0 and not isinstance(
+            named = {argument.keyword.value for argument in updated.args if argument.keyword}
+            if len(positional) >= 2 and not named & set(order) and not isinstance(
                     positional[0].value, (cst.List, cst.Tuple, cst.ListComp)):
-                self.note(NOT_PORTED, original, f'{code_of(original.func)}('
-                          f'{code_of(positional[0].value)}, ...): TensorFlow 0.x took the '
-                          'axis first, TensorFlow 1 takes it last, and this file is written '
-                          'for TensorFlow 0.x elsewhere: check the order')
+                self.unclear.append((original, f'{code_of(original.func)}('
+                                     f'{code_of(positional[0].value)}, ...): TensorFlow 0.x '
+                                     'took the axis first, TensorFlow 1 takes it last, and '
+                                     'this file is written for TensorFlow 0.x elsewhere: '
+                                     'check the order'))
             return updated
         if (len(positional) > len(order) or parameters is None
                 or not set(order[:len(positional)]) <= parameters):
@@ -238,9 +243,9 @@ class TensorFlow0Pass(SpellingAware):
                                             'reordered its arguments; these are not the ones '
                                             'the port rewrites')
             return updated
-        keywords = iter(order)
+        in_order = iter(order)
         arguments = [argument.with_changes(
-            keyword=cst.Name(next(keywords)),
+            keyword=cst.Name(next(in_order)),
             equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(''),
                                   whitespace_after=cst.SimpleWhitespace('')))
                      if argument.keyword is None else argument for argument in updated.args]
