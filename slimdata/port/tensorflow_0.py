@@ -13,8 +13,8 @@ successor (TF 1.x kept some: `reduction_indices=` still works):
 - a keyword the installed function lacks -> its TensorFlow 1 keyword;
 - `tf.concat(3, values)`, `tf.split(0, 2, x)` (an integer first: TensorFlow 0.x's order) ->
   the arguments by keyword in that order, `tf.concat(axis=3, values=values)`, as tf_upgrade
-  wrote them; `tf.concat(dim, values)` with a name first, in a file that shows TensorFlow 0.x
-  elsewhere, is reported (TensorFlow 1 code passes a name of a list first);
+  wrote them; `tf.concat(dim, values)` with a name first, in a file where the pass changed
+  TensorFlow 0.x code, is reported (TensorFlow 1 code passes a name of a list first);
 - the cross-entropy losses given logits and labels by position (TensorFlow 1 takes them by
   keyword only) -> by keyword, in TensorFlow 0.x's order (logits first);
 - `tf.reverse(x, [True, False, True])` (TensorFlow 0.x took a boolean per dimension) -> the
@@ -143,7 +143,7 @@ class TensorFlow0Pass(SpellingAware):
                          r'|\breverse\(|cross_entropy_with_logits\(')
     FILTERS_STATEMENTS = True
     # Its work is at what its trigger matches, and at any concat or split (whose order it
-    # reports in a file that shows TensorFlow 0.x).
+    # reports in a file where it changed TensorFlow 0.x code).
     STATEMENTS = re.compile(TRIGGER.pattern + r'|\b(?:concat|split)\(')
     BINDINGS = NO_BINDINGS
 
