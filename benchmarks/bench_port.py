@@ -42,13 +42,12 @@ start-up spread over the corpus).
 The machines are shared: CPU seconds move less with the load than wall time; --repeat N keeps
 the smallest of N runs.
 
-Measured 2026-11-27 (0.4.3; docs/port-robustness.md, "Cost", has the table), CPU
-microseconds per line, first run: SSD-Tensorflow 508 against tf_upgrade_v2's 380 (1.34; second
-runs 1.08), the Python 2 repositories 898-941 against 237-315 (2.3-4; tf_upgrade_v2 skips the
-files Python 3 cannot parse). 0.4.2's figures took tf_upgrade_v2's per line as its command less
-its start-up on a one-line file, which made it look dearer (471-581). 0.4.4, on the Python 2
-repositories: 2.2-3.1 times tf_upgrade_v2 per line of the files it upgraded, 0.9-1.6 times 2to3
-and tf_upgrade_v2 together.
+Measured 2026-11-28 (0.4.5; docs/port-robustness.md, "Cost", has the table), CPU
+microseconds per line, first run: SSD-Tensorflow 463 against tf_upgrade_v2's 303 (second runs
+311 against 372); the Python 2 repositories 543-611, 2.0-2.7 times tf_upgrade_v2 per line of
+the files it upgraded and 0.7-1.3 times 2to3 and tf_upgrade_v2 together (0.4.4: 2.2-3.1 and
+0.9-1.6; side by side with 0.4.4, 0.57-0.78 of its cost). The figures move by a fifth from
+run to run on the shared machines.
 
 The single large files are made of the first TREE's modules, `from __future__` lines dropped:
 give a Python 3 tree first (a Python 2 module printing with `print(..., end='')` no longer
