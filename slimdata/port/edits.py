@@ -22,6 +22,7 @@ from typing import (
     Sequence,
     Set,
     Tuple,
+    TypeVar,
 )
 
 import libcst as cst
@@ -70,6 +71,21 @@ class Context:
     python_2_by_imports: str = ''
     python_tree: Optional[Tuple[str, ast.Module]] = None
     libcst_module: Optional[Tuple[str, cst.Module]] = None
+
+    def python_tree_of(self, code: str) -> Optional[ast.Module]:
+        """Python's tree of `code` a stage left, or None."""
+        return _tree_of(self.python_tree, code)
+
+    def libcst_module_of(self, code: str) -> Optional[cst.Module]:
+        """LibCST's tree of `code` a stage left, or None."""
+        return _tree_of(self.libcst_module, code)
+
+
+_Tree = TypeVar('_Tree')
+
+
+def _tree_of(parsed: Optional[Tuple[str, _Tree]], code: str) -> Optional[_Tree]:
+    return parsed[1] if parsed is not None and parsed[0] == code else None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -34,16 +34,17 @@ _SPACE_INDENT = re.compile(r'^\t* ', re.MULTILINE)
 
 def tab_error_line(code: str, context: Optional[Context] = None) -> int:
     """The line of Python 3's TabError in `code`, or 0 if it has none (nor when a stage before
-    left Python's tree of the same code in `context`)."""
-    if context is not None and context.python_tree is not None and (
-            context.python_tree[0] == code):
+    left Python's tree of the same code in `context`, where the tree parsed is left too)."""
+    if context is not None and context.python_tree_of(code) is not None:
         return 0
     try:
-        ast.parse(code)
+        tree = ast.parse(code)
     except TabError as error:
         return error.lineno or 1
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return 0
+    if context is not None:
+        context.python_tree = (code, tree)
     return 0
 
 
@@ -72,12 +73,12 @@ class IndentationStage:
 
     @staticmethod
     def port(code: str, context: Context) -> Tuple[str, List[Note]]:
-        line = tab_error_line(code, context) if context.python_2 else 0
+        tab_error = tab_error_line(code, context)
+        line = tab_error if context.python_2 else 0
         if line:
             why = "Python 2's tab stops (Python 3 refuses tabs and spaces mixed)"
         else:
-            line = (libcst_refusal_line(code, context) if tab_error_line(code, context) == 0
-                    else 0)
+            line = libcst_refusal_line(code, context) if tab_error == 0 else 0
             why = 'as Python reads them (LibCST cannot parse this mix of tabs and spaces)'
         if not line:
             return code, []

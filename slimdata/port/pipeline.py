@@ -60,9 +60,8 @@ Stage = Union[TextStage, Type[PortTransformer]]
 #: The stages over each file, in order: the Python 2 stage and the indentation's tabs (on the
 #: text), then the LibCST passes.
 STAGES: Sequence[Stage] = (Python2Stage, IndentationStage, TensorFlow0Pass, NamesPass, LayersPass,
-                           *py3.PASSES,
-                           *py2.PASSES, FlagDefaultsPass, ScopeValuesPass, ResourceVariablesPass,
-                           EntryPass)
+                           *py3.PASSES, *py2.PASSES, FlagDefaultsPass, ScopeValuesPass,
+                           ResourceVariablesPass, EntryPass)
 #: The name of the tree-wide stage in the report.
 TF_UPGRADE = 'tf_upgrade_v2'
 
@@ -103,7 +102,7 @@ def port_file(text: str, context: Context) -> List[Staged]:
             continue
         try:
             if _on_tree(stage):
-                parsed = parsed or ParsedFile(code, python_tree, _libcst_module(context, code))
+                parsed = parsed or ParsedFile(code, python_tree, context.libcst_module_of(code))
                 notes = stage.port(parsed, context)
                 code = parsed.code
             else:  # a text stage (TypeGuard narrows only the other branch)
@@ -124,12 +123,6 @@ def _on_tree(stage: Stage) -> TypeGuard[Type[PortTransformer]]:
     return isinstance(stage, type) and issubclass(stage, PortTransformer)
 
 
-def _libcst_module(context: Context, code: str) -> Optional[cst.Module]:
-    """LibCST's tree of `code` a text stage left in `context`, or None."""
-    parsed = context.libcst_module
-    return parsed[1] if parsed is not None and parsed[0] == code else None
-
-
 def _python_tree(context: Context, code: str) -> ast.Module:
     """Python's own tree of `code` (the one a text stage left in `context`, if of the same
     code); raises `Unparsable` when Python cannot parse it.
@@ -137,8 +130,9 @@ def _python_tree(context: Context, code: str) -> ast.Module:
     Checked with Python's own parser first: its messages are the clearest, it is fast (some
     10 microseconds a line), and it refuses the nesting that would take libcst minutes.
     """
-    if context.python_tree is not None and context.python_tree[0] == code:
-        return context.python_tree[1]
+    tree = context.python_tree_of(code)
+    if tree is not None:
+        return tree
     try:
         return ast.parse(code, filename=context.path)
     except SyntaxError as error:

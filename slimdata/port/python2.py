@@ -331,11 +331,15 @@ def _python_3_parses(code: str, context: Context) -> bool:
     """Whether Python 3 parses `code`, its indentation's tabs read as Python 2 did (the
     indentation stage expands them next); its tree is left in `context` for the LibCST passes
     (the parse then costs nothing more)."""
+    parse_errors = (SyntaxError, ValueError, RecursionError, MemoryError)
     try:
         context.python_tree = (code, ast.parse(code))
     except TabError:
-        return _python_3_parses(code.expandtabs(8), Context())
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        try:
+            ast.parse(code.expandtabs(8))  # a tree of other code: not left
+        except parse_errors:
+            return False
+    except parse_errors:
         return False
     return True
 

@@ -104,26 +104,26 @@ def _in_installed(path: str) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
+def _signature(path: str) -> Tuple[inspect.Parameter, ...]:
+    """The parameters of the installed `tf.compat.v1.<path>`, in order (none if unknown)."""
+    try:
+        return tuple(inspect.signature(installed.resolve_v1(path)).parameters.values())
+    except (TypeError, ValueError):
+        return ()
+
+
 def _parameters(path: str) -> Optional[frozenset]:
     """The keyword parameters of the installed `tf.compat.v1.<path>`, or None (unknown)."""
-    function = installed.resolve_v1(path)
-    try:
-        parameters = inspect.signature(function).parameters.values()
-    except (TypeError, ValueError):
-        return None
-    if any(parameter.kind == parameter.VAR_KEYWORD for parameter in parameters):
+    parameters = _signature(path)
+    if not parameters or any(parameter.kind == parameter.VAR_KEYWORD
+                             for parameter in parameters):
         return None
     return frozenset(parameter.name for parameter in parameters)
 
 
-@functools.lru_cache(maxsize=None)
 def _positional_names(path: str) -> Tuple[str, ...]:
     """The names of the installed `tf.compat.v1.<path>`'s positional parameters, in order."""
-    try:
-        parameters = inspect.signature(installed.resolve_v1(path)).parameters.values()
-    except (TypeError, ValueError):
-        return ()
-    return tuple(parameter.name for parameter in parameters
+    return tuple(parameter.name for parameter in _signature(path)
                  if parameter.kind == parameter.POSITIONAL_OR_KEYWORD)
 
 
