@@ -149,6 +149,9 @@ def test_passes_that_filter_statements_port_as_passes_visiting_all(monkeypatch):
     sources['rebound.py'] = ('import tensorflow.contrib.slim as slim\n\n\n'
                              'def net(images):\n    net = slim.conv2d(images, 8, 3)\n'
                              '    return slim.no_such_layer(net)\n')
+    # A division in a decorator, on a line before the definition's own.
+    sources['decorated.py'] = ('import functools\n\n\n@functools.lru_cache(maxsize=64 / 3)\n'
+                               'def cached(n):\n    print n\n    return n\n')
     skipped = {}
     on_visit = PortTransformer.on_visit
 
@@ -183,6 +186,7 @@ def test_passes_that_filter_statements_port_as_passes_visiting_all(monkeypatch):
             if 'no_such_layer' in note.message and 'is not in the installed' in note.message
             ] == [6]
     assert any('old_div' in message for message in changed_by)
+    assert '64 // 3' in filtered[0]['decorated.py'][0]
     assert any('values=' in message for message in changed_by)
     assert any('tf.layers.conv2d(...) ->' in message for message in changed_by)
 

@@ -258,7 +258,10 @@ class PortTransformer(KeepsUnchanged):
         statement = self._statement_of(node)
         if statement is None:
             return None
-        line = self.facts.spans()[id(statement)].line
+        span = self.facts.spans()[id(statement)]
+        line = span.line
+        if isinstance(statement, cst.SimpleStatementLine) and span.last == line:
+            return line  # a statement of one line: every node in it is on that line
         # A compound statement's header first, rendered without its blocks (a note on a
         # `for` line need not render the loop's body); then the whole statement.
         for whole in (False, True):
@@ -617,3 +620,23 @@ def garbage_collection_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+@contextlib.contextmanager
+def objects_alive_frozen() -> Iterator[None]:
+    """What is alive when a port starts (TensorFlow's and LibCST's modules: some 300,000
+    objects) out of the cycle collector's sight until it ends.
+
+    Between files, and in the steps that read every file first, the collector runs; each
+    collection of the oldest generation scanned them all again (measured: a tenth of a
+    port's CPU time on two Python 2 repositories, 0.3 s in one collection). Nothing is
+    frozen, or thawed after, when the caller froze objects itself (`gc.freeze` before a fork).
+    """
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()

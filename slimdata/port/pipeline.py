@@ -31,6 +31,7 @@ from slimdata.port.edits import (
     ParsedFile,
     PortTransformer,
     garbage_collection_paused,
+    objects_alive_frozen,
 )
 from slimdata.port.entry import EntryPass
 from slimdata.port.flags import FlagDefaultsPass
@@ -169,6 +170,12 @@ def port_sources(sources: Dict[str, str],
     'DEFAULT', see `upgrade_v2`), or None not to run it. Each line kept keeps its line ending
     (the passes and tf_upgrade_v2 see LF).
     """
+    with objects_alive_frozen():
+        return _port_sources(sources, tf_upgrade)
+
+
+def _port_sources(sources: Dict[str, str], tf_upgrade: Optional[str]
+                  ) -> Tuple[Dict[str, Tuple[str, List[Note]]], List[str]]:
     staged: Dict[str, List[Staged]] = {}
     texts: Dict[str, str] = {}
     endings: Dict[str, List[str]] = {}

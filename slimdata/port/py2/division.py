@@ -61,11 +61,14 @@ def _keeps_python_2_division(code: str, context: Context) -> bool:
     return context.python_2 and not _FUTURE_DIVISION.search(code)
 
 
+_SLASH = re.compile('/')
+
+
 class DivisionPass(PortTransformer):
     """Keeps Python 2's `/` of integers (see the module docstring)."""
 
     NAME = 'division'
-    TRIGGER = re.compile('/')
+    TRIGGER = _SLASH
     # Its work is all in the statements holding a division (by Python's tree: not a `/` of a
     # comment or a path); it needs nothing of the others.
     FILTERS_STATEMENTS = True
@@ -81,7 +84,7 @@ class DivisionPass(PortTransformer):
         if self.facts is None:
             return None
         return self.facts.lines_of((ast.BinOp, ast.AugAssign),
-                                   lambda node: isinstance(node.op, ast.Div))
+                                   lambda node: isinstance(node.op, ast.Div), _SLASH)
 
     def leave_BinaryOperation(self, original: cst.BinaryOperation,
                               updated: cst.BinaryOperation) -> cst.BaseExpression:
