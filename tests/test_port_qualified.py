@@ -247,3 +247,113 @@ def test_spans_pair_every_statement_with_python_s():
     assert {spans[id(statement)].first for statement in module.body
             if isinstance(statement, cst.ClassDef)} == {SCOPES.splitlines().index(
                 '@framework.add_arg_scope') + 1}
+
+
+#: An import of each kind of use and shadowing, named by what `binding_read` answers of it.
+BINDINGS = '''import os as read_in_function
+import sys as shadowed_by_parameter
+import re as shadowed_by_local
+import json as read_in_class_body
+import math as read_in_method_beside_a_class_binding
+import time as read_in_comprehension
+import glob as only_an_attribute
+import shutil as only_a_keyword
+import abc as deleted
+import enum as named_in_a_string
+from collections import OrderedDict as read_in_lambda
+
+
+def f(shadowed_by_parameter):
+    shadowed_by_local = 1
+    return (read_in_function.sep, shadowed_by_parameter, shadowed_by_local,
+            f.only_an_attribute, f(only_a_keyword=1))
+
+
+class C:
+    x = read_in_class_body.dumps
+    read_in_method_beside_a_class_binding = 2
+
+    def m(self):
+        return read_in_method_beside_a_class_binding.pi
+
+
+squares = [read_in_comprehension.time() for _ in range(2)]
+call = lambda: read_in_lambda()
+del deleted
+NOTE = 'named_in_a_string'
+
+
+def outer():
+    import itertools as closed_over
+    import functools as shadowed_inside
+
+    def inner():
+        return closed_over.chain
+
+    def other(shadowed_inside):
+        def deeper():
+            return shadowed_inside
+        return deeper
+
+    class Holder:
+        import operator as in_a_class_body
+        add = in_a_class_body.add
+
+    return inner, other, Holder
+
+
+def declared():
+    global late_global
+    import string as late_global
+
+
+def use():
+    return late_global.digits
+'''
+
+
+def _imports_read(code):
+    """(name bound, line, LibCST's answer: whether its binding is read) of each import that
+    binds a plain name, and the facts of `code`."""
+    module = cst.parse_module(code)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    scopes, positions = wrapper.resolve(ScopeProvider), wrapper.resolve(PositionProvider)
+    found = []
+    for node in scopes:
+        if not isinstance(node, (cst.Import, cst.ImportFrom)) or scopes[node] is None \
+                or isinstance(node.names, cst.ImportStar):
+            continue
+        for alias in node.names:
+            if isinstance(node, cst.Import) and alias.asname is None:
+                continue  # `import a.b` binds `a`: the port asks only of plain names
+            bound = alias.evaluated_alias or alias.evaluated_name
+            read = any(assignment.references for assignment
+                       in scopes[node].assignments[bound] if assignment.node is node)
+            found.append((bound, positions[node].start.line, read))
+    return found, TreeFacts(module, code)
+
+
+@pytest.mark.parametrize('path, code', [('bindings.py', BINDINGS)] + _corpus(),
+                         ids=lambda value: str(value)[:20])
+def test_binding_reads_are_libcst_s(path, code):
+    """`TreeFacts.binding_read` (Python's symbol table) says whether an import's binding is
+    read as LibCST's scope analysis does, wherever it says."""
+    found, facts = _imports_read(code)
+    for bound, line, read in found:
+        answer = facts.binding_read(bound, line)
+        assert answer is None or answer == read, (path, line, bound)
+
+
+def test_binding_reads_answer_each_kind_of_use():
+    found, facts = _imports_read(BINDINGS)
+    answers = {bound: facts.binding_read(bound, line) for bound, line, _ in found}
+    assert answers == {
+        'read_in_function': True, 'shadowed_by_parameter': False, 'shadowed_by_local': False,
+        'read_in_class_body': True, 'read_in_method_beside_a_class_binding': True,
+        'read_in_comprehension': True, 'only_an_attribute': False, 'only_a_keyword': False,
+        'read_in_lambda': True, 'closed_over': True, 'shadowed_inside': False,
+        # Left to LibCST: a del, a string naming it, a class body's import, a global one.
+        'deleted': None, 'named_in_a_string': None, 'in_a_class_body': None,
+        'late_global': None}
+    assert {bound: read for bound, _, read in found if answers[bound] is not None} == {
+        bound: answer for bound, answer in answers.items() if answer is not None}

@@ -72,7 +72,8 @@ def test_the_code_after_a_pass_is_libcsts_rendering(edit, trailing_newline, monk
                         lambda self, index: seams.append(index) or hold(self, index))
     before = cst.parse_module(code)
     after = before.visit(edit)
-    stitched = rendering._stitched(before, code, TreeFacts(before, code).spans(), after)
+    stitched = rendering._stitched(before, code, TreeFacts(before, code).spans(), after,
+                                   rendering.Renderings())
     assert stitched == after.code  # stitched, not rendered whole
     assert seams  # the seams next to new text were checked
     assert rendering.code_after_pass(before, code, TreeFacts(before, code).spans(),
@@ -86,9 +87,43 @@ def test_a_wrong_start_falls_back_to_the_whole_rendering(monkeypatch):
     before = cst.parse_module(code)
     after = before.visit(_Edit(replace='import os'))
     spans = TreeFacts(before, code).spans()
-    assert rendering._stitched(before, code, spans, after) is None
+    assert rendering._stitched(before, code, spans, after, rendering.Renderings()) is None
     assert rendering.code_after_pass(before, code, spans, after) == after.code
     assert 'replaced = True' in after.code and '@\\\ndecorator' in after.code
+
+
+def test_the_passes_of_a_file_share_their_renderings(monkeypatch):
+    """A statement rendered for one pass (new, or checked at a seam) is not rendered again
+    for the next, which leaves it; each pass's code is still LibCST's rendering of its tree,
+    and a change of the module's indentation renders afresh."""
+    rendered = []  # the statements rendered (not the header's and footer's comment lines)
+    code_for_node = cst.Module.code_for_node
+
+    def counted(module, node):
+        if not isinstance(node, cst.EmptyLine):
+            rendered.append(node)
+        return code_for_node(module, node)
+
+    monkeypatch.setattr(cst.Module, 'code_for_node', counted)
+    renderings = rendering.Renderings()
+    code, module = MODULE, cst.parse_module(MODULE)
+    seen = []
+    for edit in (_Edit(replace='first'), _Edit(replace='def second'), _Edit(replace='a = 1'),
+                 _Edit(remove='import os')):
+        after = module.visit(edit)
+        expected = after.code
+        rendered.clear()
+        code = rendering.code_after_pass(module, code, TreeFacts(module, code).spans(), after,
+                                         renderings)
+        assert code == expected
+        seen += rendered
+        module = after
+    assert seen and len(seen) == len(set(map(id, seen)))  # none rendered twice
+    block = cst.parse_statement('if x:\n    y = 1\n')
+    assert renderings.code_of(module, block) == 'if x:\n    y = 1\n'
+    tabbed = module.with_changes(default_indent='\t')
+    assert renderings.code_of(tabbed, block) == 'if x:\n\ty = 1\n'
+
 
 
 def test_a_pass_gives_back_the_statements_it_left_as_they_were():

@@ -39,7 +39,7 @@ from libcst.metadata import (
 
 from slimdata.port.facts import MatchedLines, TreeFacts
 from slimdata.port.qualified import UNSCOPED
-from slimdata.port.rendering import code_after_pass
+from slimdata.port.rendering import Renderings, code_after_pass
 
 CHANGED = 'changed'
 NOT_PORTED = 'not ported'
@@ -255,13 +255,14 @@ class PortTransformer(KeepsUnchanged):
         """
         if self.facts is None:
             return None
-        statement = self._statement_of(node)
+        statement, in_leading_lines = self._statement_of(node)
         if statement is None:
             return None
         span = self.facts.spans()[id(statement)]
         line = span.line
-        if isinstance(statement, cst.SimpleStatementLine) and span.last == line:
-            return line  # a statement of one line: every node in it is on that line
+        if (isinstance(statement, cst.SimpleStatementLine) and span.last == line
+                and not in_leading_lines):
+            return line  # a statement of one line: every node of its own is on that line
         # A compound statement's header first, rendered without its blocks (a note on a
         # `for` line need not render the loop's body); then the whole statement.
         for whole in (False, True):
@@ -285,15 +286,18 @@ class PortTransformer(KeepsUnchanged):
             self._headers[id(statement)] = _without_blocks(statement)
         return self._headers[id(statement)]
 
-    def _statement_of(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
-        """The innermost statement holding `node` whose lines Python gave, through the parents
-        of the nodes the pass (or a `LookAhead` of it) visited; or None."""
+    def _statement_of(self, node: cst.CSTNode) -> Tuple[Optional[cst.CSTNode], bool]:
+        """(the innermost statement holding `node` whose lines Python gave, through the
+        parents of the nodes the pass (or a `LookAhead` of it) visited, or None; whether
+        `node` is in a comment or blank line before it, which the statement holds)."""
         assert self.facts is not None, 'asked only with the facts of the tree'
         spans = self.facts.spans()
         current: Optional[cst.CSTNode] = node
+        in_leading_lines = False
         while current is not None and id(current) not in spans:
+            in_leading_lines = in_leading_lines or isinstance(current, cst.EmptyLine)
             current = self._parents.get(current)
-        return current
+        return current, in_leading_lines
 
     def bindings(self, name: cst.Name) -> Collection[BaseAssignment]:
         """Every binding of `name` visible where it is used (LibCST's scope analysis)."""
@@ -578,6 +582,7 @@ class ParsedFile:
         # A freshly parsed tree holds no node twice: no need for the wrapper's deep copy.
         self._wrapper = MetadataWrapper(module or cst.parse_module(code), unsafe_skip_copy=True)
         self._facts = TreeFacts(self._wrapper.module, code, python_tree)
+        self._renderings = Renderings()
 
     @property
     def module(self) -> cst.Module:
@@ -598,7 +603,7 @@ class ParsedFile:
             # A pass builds every node it puts in the tree (none is put in twice, which the
             # wrapper's deep copy would be for): the new tree is taken as it is too.
             self.code = code_after_pass(self._wrapper.module, self.code, self._facts.spans(),
-                                        module)
+                                        module, self._renderings)
             self._wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
             self._facts = TreeFacts(module, self.code)
 

@@ -18,6 +18,7 @@ statements joined by `;` is one of LibCST's (`qualified.top_indexes`).
 import ast
 import bisect
 import re
+import symtable
 from typing import (
     Dict,
     Iterable,
@@ -53,6 +54,8 @@ class TreeFacts:
         self._bindings: object = _NOT_YET  # (code, names bound) of each binding statement
         self._chains: object = _NOT_YET  # root name -> the attribute chains on it
         self._read: object = _NOT_YET  # the names read, deleted or written in a string
+        self._unclear: Set[str] = set()  # of those, the names deleted or written in a string
+        self._symbols: object = _NOT_YET  # Python's symbol table of the code
         self._imported: object = _NOT_YET  # name bound -> what the imports bind to it
         self._code_lines: Optional[List[str]] = None
 
@@ -150,10 +153,54 @@ class TreeFacts:
                 for node in ast.walk(tree):
                     if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
                         read.add(node.id)
+                        if isinstance(node.ctx, ast.Del):
+                            self._unclear.add(node.id)
                     elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-                        read.update(re.findall(r'\w+', node.value))
+                        self._unclear.update(re.findall(r'\w+', node.value))
+                read |= self._unclear
             self._read = read
         return self._read is None or name in cast(Set[str], self._read)
+
+    def binding_read(self, name: str, line: int) -> Optional[bool]:
+        """Whether code reads the binding of `name` that the statement at `line` makes (an
+        import), by Python's own scope analysis (`symtable`): a read in its scope, or in a
+        scope inside it that takes the name from there. None where that cannot say as LibCST's
+        scope analysis would: no tree, a statement in a class body or declaring the name
+        global, a `del` of the name or a string holding it (an annotation, `__all__`)."""
+        if not self.may_read(name):
+            return False
+        if self._read is None or name in self._unclear:
+            return None
+        scope = self._scope_at(line)
+        if scope is None or scope.get_type() == 'class' or name not in scope.get_identifiers():
+            return None
+        symbol = scope.lookup(name)
+        if scope.get_type() == 'function' and (symbol.is_global() or symbol.is_nonlocal()):
+            return None
+        return symbol.is_referenced() or _read_inside(scope, name,
+                                                      scope.get_type() == 'module')
+
+    def _scope_at(self, line: int) -> Optional[symtable.SymbolTable]:
+        """The symbol table of the innermost function, class or module holding `line`."""
+        tree = self.python_tree()
+        if self._symbols is _NOT_YET:
+            try:
+                self._symbols = symtable.symtable(self.code, '<port>', 'exec') if tree else None
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._symbols = None
+        table = cast(Optional[symtable.SymbolTable], self._symbols)
+        if tree is None or table is None:
+            return None
+        holding = sorted((node for node in ast.walk(tree) if isinstance(node, _SCOPE_NODES)
+                          and node.lineno <= line <= cast(int, node.end_lineno)),
+                         key=lambda node: node.lineno)
+        for node in holding:
+            table = next((child for child in table.get_children()
+                          if child.get_name() == node.name
+                          and child.get_lineno() == node.lineno), None)
+            if table is None:
+                return None
+        return table
 
     def imported_as(self, name: str) -> Set[str]:
         """What the imports anywhere in the code bind to `name` (`tensorflow.contrib.slim` of
@@ -196,6 +243,26 @@ def words_pattern(words: Iterable[str]) -> str:
         return '(?:' + '|'.join(branches) + ')' + ('?' if ends_here else '')
 
     return r'\b' + written(trie) + r'\b'
+
+
+_SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _read_inside(scope: symtable.SymbolTable, name: str, module: bool) -> bool:
+    """Whether a scope inside `scope` reads the `name` it binds: as a global (`module`) or
+    as a free variable, through every scope between that does not bind it itself (a class
+    body's own names are not seen by the functions in it)."""
+    for inner in scope.get_children():
+        if name in inner.get_identifiers():
+            symbol = inner.lookup(name)
+            reaches = symbol.is_global() if module else symbol.is_free()
+            if reaches and symbol.is_referenced():
+                return True
+            if not reaches and inner.get_type() != 'class':
+                continue  # bound there: what is inside it reads that binding
+        if _read_inside(inner, name, module):
+            return True
+    return False
 
 
 class Span(NamedTuple):

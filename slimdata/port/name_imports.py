@@ -142,11 +142,13 @@ class ImportRewriting(SpellingAware):
         return [import_statement(_STAND_INS, attribute_for(name), bound)]
 
     def _unused(self, statement: cst.CSTNode, bound: str) -> bool:
-        """Whether nothing reads the name `bound` that the import `statement` binds (LibCST's
-        scope analysis: an attribute, a keyword or a parameter of the same name is not a
-        use of it). Python's tree says first whether anything may read it at all."""
-        if self.facts is not None and not self.facts.may_read(bound):
-            return True
+        """Whether nothing reads the name `bound` that the import `statement` binds (an
+        attribute, a keyword or a parameter of the same name is not a use of it): Python's
+        scope analysis, or where it cannot say, LibCST's (which visits the whole tree)."""
+        read = (self.facts.binding_read(bound, self.line_of(statement))
+                if self.facts is not None else None)
+        if read is not None:
+            return not read
         scope = self._resolved(ScopeProvider).get(statement)
         return scope is not None and not any(
             assignment.references for assignment in scope.assignments[bound]
