@@ -1,6 +1,8 @@
 """The port's pipeline: its stages in order, each run where its trigger says, and a pass that
 fails on one file reported without ending the run."""
 
+import gc
+
 import libcst as cst
 import pytest
 
@@ -212,3 +214,29 @@ def test_each_parser_reads_a_python_2_file_once(monkeypatch):
     assert parses['libcst'].count(after_text_stages) == 1
     python_2_output = staged[0].code
     assert parses['ast'].count(python_2_output) == 1
+
+
+def test_what_is_alive_when_a_port_starts_is_frozen_until_it_ends(monkeypatch):
+    """The objects alive when a port starts are out of the cycle collector's sight while it
+    runs (`gc.freeze`), and back after; a caller's own freeze is left as it was."""
+    frozen_while_porting = []
+    ported = pipeline._ported
+
+    def watched(code, context):
+        frozen_while_porting.append(gc.get_freeze_count())
+        return ported(code, context)
+
+    monkeypatch.setattr(pipeline, '_ported', watched)
+    assert gc.get_freeze_count() == 0
+    alive = len(gc.get_objects())
+    pipeline.port_sources({'a.py': 'import tensorflow as tf\nx = tf.contrib.slim\n'},
+                          tf_upgrade=None)
+    assert frozen_while_porting[0] >= 0.5 * alive and gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        by_caller = gc.get_freeze_count()
+        pipeline.port_sources({'b.py': 'x = 1\n'}, tf_upgrade=None)
+        # Not frozen again, nor thawed (a frozen object that dies leaves the count).
+        assert 0.9 * by_caller <= gc.get_freeze_count() <= frozen_while_porting[1] <= by_caller
+    finally:
+        gc.unfreeze()
