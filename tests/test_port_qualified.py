@@ -10,6 +10,7 @@ port's fixture). The expectations are LibCST's, computed by LibCST.
 
 import ast
 import pathlib
+import sys
 
 import libcst as cst
 import pytest
@@ -350,7 +351,9 @@ def test_binding_reads_answer_each_kind_of_use():
     assert answers == {
         'read_in_function': True, 'shadowed_by_parameter': False, 'shadowed_by_local': False,
         'read_in_class_body': True, 'read_in_method_beside_a_class_binding': True,
-        'read_in_comprehension': True, 'only_an_attribute': False, 'only_a_keyword': False,
+        # Python 3.12's table drops the reads of a comprehension it inlines: left to LibCST.
+        'read_in_comprehension': True if sys.version_info < (3, 12) else None,
+        'only_an_attribute': False, 'only_a_keyword': False,
         'read_in_lambda': True, 'closed_over': True, 'shadowed_inside': False,
         # Left to LibCST: a del, a string naming it, a class body's import, a global one.
         'deleted': None, 'named_in_a_string': None, 'in_a_class_body': None,

@@ -166,7 +166,8 @@ class TreeFacts:
         import), by Python's own scope analysis (`symtable`): a read in its scope, or in a
         scope inside it that takes the name from there. None where that cannot say as LibCST's
         scope analysis would: no tree, a statement in a class body or declaring the name
-        global, a `del` of the name or a string holding it (an annotation, `__all__`)."""
+        global, a `del` of the name or a string holding it (an annotation, `__all__`), a
+        list, set or dict comprehension naming it that the table may not show."""
         if not self.may_read(name):
             return False
         if self._read is None or name in self._unclear:
@@ -177,8 +178,17 @@ class TreeFacts:
         symbol = scope.lookup(name)
         if scope.get_type() == 'function' and (symbol.is_global() or symbol.is_nonlocal()):
             return None
-        return symbol.is_referenced() or _read_inside(scope, name,
-                                                      scope.get_type() == 'module')
+        if symbol.is_referenced() or _read_inside(scope, name, scope.get_type() == 'module'):
+            return True
+        # Python 3.12 inlines list, set and dict comprehensions into their scope, and its
+        # symbol table then drops their reads of a name that scope binds.
+        return None if self._read_in_a_comprehension(name) else False
+
+    def _read_in_a_comprehension(self, name: str) -> bool:
+        tree = cast(ast.Module, self.python_tree())
+        return any(isinstance(inner, ast.Name) and inner.id == name
+                   for node in ast.walk(tree) if isinstance(node, _INLINED_COMPREHENSIONS)
+                   for inner in ast.walk(node))
 
     def _scope_at(self, line: int) -> Optional[symtable.SymbolTable]:
         """The symbol table of the innermost function, class or module holding `line`."""
@@ -246,6 +256,7 @@ def words_pattern(words: Iterable[str]) -> str:
 
 
 _SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_INLINED_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp)
 
 
 def _read_inside(scope: symtable.SymbolTable, name: str, module: bool) -> bool:
