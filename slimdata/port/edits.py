@@ -176,9 +176,7 @@ class PortTransformer(KeepsUnchanged):
         # None: every answer is LibCST's).
         self.facts: Optional[TreeFacts] = None
         self._top_indexes: Optional[Dict[int, int]] = None
-        # The positions of a statement rendered alone, by its id and whether whole.
-        self._positions: Dict[Tuple[int, bool], Mapping[cst.CSTNode, CodeRange]] = {}
-        self._headers: Dict[int, Optional[cst.CSTNode]] = {}
+        self._statement_lines: Optional[StatementLines] = None
         self._matched: Optional[MatchedLines] = None  # the lines `statement_filter` matches
         self._skipped: Set[cst.CSTNode] = set()  # the statements it left unvisited
 
@@ -246,58 +244,12 @@ class PortTransformer(KeepsUnchanged):
         return self._top_indexes[id(current)] if current is not None else None
 
     def _line_in_statement(self, node: cst.CSTNode) -> Optional[int]:
-        """`node`'s line from its statement's positions alone, or None.
-
-        LibCST's positions cost a rendering of the whole tree with every node's place recorded
-        (some 250 CPU microseconds a line), for the few nodes a pass writes notes on. The line
-        of the innermost statement holding `node` is Python's (`TreeFacts.spans`); the node's
-        place in it comes from the positions of that statement alone, rendered on its own.
-        """
+        """`node`'s line from its statement's positions alone (`StatementLines`), or None."""
         if self.facts is None:
             return None
-        statement, in_leading_lines = self._statement_of(node)
-        if statement is None:
-            return None
-        span = self.facts.spans()[id(statement)]
-        line = span.line
-        if (isinstance(statement, cst.SimpleStatementLine) and span.last == line
-                and not in_leading_lines):
-            return line  # a statement of one line: every node of its own is on that line
-        # A compound statement's header first, rendered without its blocks (a note on a
-        # `for` line need not render the loop's body); then the whole statement.
-        for whole in (False, True):
-            alone = statement if whole else self._header_of(statement)
-            if alone is None:
-                continue
-            positions = self._positions.get((id(statement), whole))
-            if positions is None:
-                positions = self._positions[(id(statement), whole)] = MetadataWrapper(
-                    self.facts.module.with_changes(body=[alone], header=[], footer=[]),
-                    unsafe_skip_copy=True).resolve(PositionProvider)
-            found = positions.get(node)
-            if found is not None:
-                start = positions[alone]
-                return line + found.start.line - start.start.line
-        return None
-
-    def _header_of(self, statement: cst.CSTNode) -> Optional[cst.CSTNode]:
-        """`statement` without its blocks (the same header nodes), or None: not compound."""
-        if id(statement) not in self._headers:
-            self._headers[id(statement)] = _without_blocks(statement)
-        return self._headers[id(statement)]
-
-    def _statement_of(self, node: cst.CSTNode) -> Tuple[Optional[cst.CSTNode], bool]:
-        """(the innermost statement holding `node` whose lines Python gave, through the
-        parents of the nodes the pass (or a `LookAhead` of it) visited, or None; whether
-        `node` is in a comment or blank line before it, which the statement holds)."""
-        assert self.facts is not None, 'asked only with the facts of the tree'
-        spans = self.facts.spans()
-        current: Optional[cst.CSTNode] = node
-        in_leading_lines = False
-        while current is not None and id(current) not in spans:
-            in_leading_lines = in_leading_lines or isinstance(current, cst.EmptyLine)
-            current = self._parents.get(current)
-        return current, in_leading_lines
+        if self._statement_lines is None or self._statement_lines.facts is not self.facts:
+            self._statement_lines = StatementLines(self.facts, self._parents)
+        return self._statement_lines.line_of(node)
 
     def bindings(self, name: cst.Name) -> Collection[BaseAssignment]:
         """Every binding of `name` visible where it is used (LibCST's scope analysis)."""
@@ -394,6 +346,67 @@ class PortTransformer(KeepsUnchanged):
         """The one qualified name of `node` through the file's imports, or None."""
         names = self.get_metadata(QualifiedNameProvider, node, set())
         return next(iter(names)).name if len(names) == 1 else None
+
+
+class StatementLines:
+    """The lines of a pass's nodes from their statements' lines alone.
+
+    LibCST's positions cost a rendering of the whole tree with every node's place recorded
+    (some 250 CPU microseconds a line), for the few nodes a pass writes notes on. The line
+    of the innermost statement holding a node is Python's (`TreeFacts.spans`); the node's
+    place in it comes from the positions of that statement alone, rendered on its own.
+    `parents`: the parents of the nodes the pass (or a `LookAhead` of it) visited.
+    """
+
+    def __init__(self, facts: TreeFacts, parents: Mapping[cst.CSTNode, cst.CSTNode]) -> None:
+        self.facts, self._parents = facts, parents
+        # The positions of a statement rendered alone, by its id and whether whole.
+        self._positions: Dict[Tuple[int, bool], Mapping[cst.CSTNode, CodeRange]] = {}
+        self._headers: Dict[int, Optional[cst.CSTNode]] = {}
+
+    def line_of(self, node: cst.CSTNode) -> Optional[int]:
+        """`node`'s line, or None where its statement is not known."""
+        statement, in_leading_lines = self._statement_of(node)
+        if statement is None:
+            return None
+        span = self.facts.spans()[id(statement)]
+        line = span.line
+        if (isinstance(statement, cst.SimpleStatementLine) and span.last == line
+                and not in_leading_lines):
+            return line  # a statement of one line: every node of its own is on that line
+        # A compound statement's header first, rendered without its blocks (a note on a
+        # `for` line need not render the loop's body); then the whole statement.
+        for whole in (False, True):
+            alone = statement if whole else self._header_of(statement)
+            if alone is None:
+                continue
+            positions = self._positions.get((id(statement), whole))
+            if positions is None:
+                positions = self._positions[(id(statement), whole)] = MetadataWrapper(
+                    self.facts.module.with_changes(body=[alone], header=[], footer=[]),
+                    unsafe_skip_copy=True).resolve(PositionProvider)
+            found = positions.get(node)
+            if found is not None:
+                start = positions[alone]
+                return line + found.start.line - start.start.line
+        return None
+
+    def _header_of(self, statement: cst.CSTNode) -> Optional[cst.CSTNode]:
+        """`statement` without its blocks (the same header nodes), or None: not compound."""
+        if id(statement) not in self._headers:
+            self._headers[id(statement)] = _without_blocks(statement)
+        return self._headers[id(statement)]
+
+    def _statement_of(self, node: cst.CSTNode) -> Tuple[Optional[cst.CSTNode], bool]:
+        """(the innermost statement holding `node` whose lines Python gave, or None; whether
+        `node` is in a comment or blank line before it, which the statement holds)."""
+        spans = self.facts.spans()
+        current: Optional[cst.CSTNode] = node
+        in_leading_lines = False
+        while current is not None and id(current) not in spans:
+            in_leading_lines = in_leading_lines or isinstance(current, cst.EmptyLine)
+            current = self._parents.get(current)
+        return current, in_leading_lines
 
 
 _EMPTY_BLOCK = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])])
