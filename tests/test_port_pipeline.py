@@ -75,6 +75,7 @@ from PIL import Image, ImageFont
 from scipy.misc import logsumexp
 import sibling
 matplotlib.use('Agg')
+DATA_FORMAT = 'NCHW'
 
 
 def read(path, data, op):

@@ -21,7 +21,8 @@ from slimdata.port.edits import CHANGED, NOT_PORTED, PortTransformer, code_of
 _DEFINE = re.compile(r'\bDEFINE_(?:string|integer)\b')
 
 
-def _default(call: cst.Call) -> Optional[cst.Arg]:
+def default_argument(call: cst.Call) -> Optional[cst.Arg]:
+    """The argument giving a `DEFINE_*` call's default (the second, or `default=`)."""
     for index, argument in enumerate(call.args):
         if (argument.keyword and argument.keyword.value == 'default') or (
                 argument.keyword is None and index == 1):
@@ -40,7 +41,7 @@ class FlagDefaultsPass(PortTransformer):
         func = original.func
         definer = func.attr.value if isinstance(func, cst.Attribute) else (
             func.value if isinstance(func, cst.Name) else '')
-        default = _default(updated)
+        default = default_argument(updated)
         if definer not in ('DEFINE_string', 'DEFINE_integer') or default is None:
             return updated
         value = default.value

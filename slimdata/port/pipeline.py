@@ -33,6 +33,7 @@ from slimdata.port.edits import (
     garbage_collection_paused,
     objects_alive_frozen,
 )
+from slimdata.port.data_format import DataFormatPass
 from slimdata.port.entry import EntryPass
 from slimdata.port.flags import FlagDefaultsPass
 from slimdata.port.indentation import IndentationStage
@@ -61,7 +62,8 @@ Stage = Union[TextStage, Type[PortTransformer]]
 #: The stages over each file, in order: the Python 2 stage and the indentation's tabs (on the
 #: text), then the LibCST passes.
 STAGES: Sequence[Stage] = (Python2Stage, IndentationStage, TensorFlow0Pass, NamesPass, LayersPass,
-                           *py3.PASSES, *py2.PASSES, FlagDefaultsPass, ScopeValuesPass,
+                           *py3.PASSES, *py2.PASSES, FlagDefaultsPass, DataFormatPass,
+                           ScopeValuesPass,
                            ResourceVariablesPass, EntryPass)
 #: The name of the tree-wide stage in the report.
 TF_UPGRADE = 'tf_upgrade_v2'
