@@ -5,12 +5,14 @@ file is (fissix's own test cases of each fixer the stage runs, among other state
 import ast
 import inspect
 import pathlib
+import re
 import tokenize
 
 import pytest
 
 import slimdata
 from slimdata.port import edits, python2, python2_statements
+from slimdata.port.facts import MatchedLines
 from slimdata.port.python2_statements import logical_lines, put_back, set_aside, statements
 
 # Python 3 files of every shape the project has: the expectation is Python's own reading.
@@ -166,3 +168,26 @@ def test_the_needed_words_come_from_fissixs_matcher():
         marked = any(pattern.search(f'x = {key}') for pattern in patterns)
         assert marked == (key not in python2._PATTERN_KEYWORDS), key
     assert not any(pattern.search('x = 0.05 + y.zipper') for pattern in patterns)
+
+
+def test_imports_are_kept_where_a_fixer_may_add_one(monkeypatch):
+    """fix_intern makes `intern(s)` `sys.intern(s)` and adds `import sys` unless the file
+    imports it: the copy keeps every import of a file that names `intern` (else it imports
+    sys a second time), and sets aside the imports of a file that names no such word."""
+    code = ('"""A module."""\nimport sys\nimport os\n\n' + FILLER
+            + "\nprint intern('x')\n")
+    ported, _ = python2.Python2Stage.port(code, edits.Context('m.py'))
+    assert ported.count('import sys') == 1 and "print(sys.intern('x'))" in ported
+    monkeypatch.setattr(python2, '_ADDS_IMPORTS', re.compile('(?!)'))  # never: imports set aside
+    ported, _ = python2.Python2Stage.port(code, edits.Context('m.py'))
+    assert ported.count('import sys') == 2
+    plain = code.replace("intern('x')", 'os.sep')
+    copy, _ = python2_statements.set_aside(plain, MatchedLines.matching(
+        plain, *python2._needed_text()).any_in)
+    assert copy.startswith('"""A module."""\npass  # _slimdata_set_aside_0_\n'
+                           'pass  # _slimdata_set_aside_1_\n')
+    # fissix reads `from __future__ import print_function` in the copy: it is kept.
+    future = '"""A module."""\nfrom __future__ import print_function\n' + plain
+    copy, _ = python2_statements.set_aside(future, MatchedLines.matching(
+        future, *python2._needed_text()).any_in)
+    assert copy.startswith('"""A module."""\nfrom __future__ import print_function\n')

@@ -23,6 +23,7 @@ import libcst as cst
 
 from slimdata import progress
 from slimdata.port import lines, py2, py3, upgrade_v2
+from slimdata.port.data_format import DataFormatPass
 from slimdata.port.edits import (
     CHANGED,
     NOT_PORTED,
@@ -33,7 +34,6 @@ from slimdata.port.edits import (
     garbage_collection_paused,
     objects_alive_frozen,
 )
-from slimdata.port.data_format import DataFormatPass
 from slimdata.port.entry import EntryPass
 from slimdata.port.flags import FlagDefaultsPass
 from slimdata.port.indentation import IndentationStage

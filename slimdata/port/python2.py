@@ -306,6 +306,8 @@ def _fixed(code: str, context: Context, notes: List[Note]) -> str:
     context.python_tree = None
     needed = _needed_text()
     if needed is not None:
+        if _ADDS_IMPORTS.search(code):
+            needed = (*needed, _EVERY_IMPORT)
         copy, set_aside = python2_statements.set_aside(
             code, MatchedLines.matching(code, *needed).any_in)
         tool.notes = []
@@ -350,7 +352,9 @@ def _python_3_parses(code: str, context: Context) -> bool:
 #: - def, lambda: fix_next (`def next`: next), fix_nonzero (`__nonzero__`), fix_map and
 #:   fix_filter (map, filter), fix_tuple_params (`def f((a, b))`: syntax);
 #: - try: fix_except, on `except E, e` only (except); for: fix_paren (`for x in 1, 2]`: syntax);
-#: - global: fix_next (`global next`); import, from: every import is kept (below).
+#: - global: fix_next (`global next`); import, from: an import a fixer renames names a module
+#:   it renames (a word kept); `from __future__` lines are kept (fissix reads print_function
+#:   there), and every import where a fixer may add one (`_ADDS_IMPORTS`).
 _PATTERN_KEYWORDS = frozenset(('def', 'lambda', 'try', 'for', 'global', 'import', 'from'))
 #: Words the fixers need besides the keys of the bottom matcher: except (`except E, e`: kept
 #: with its statement, not refused in the copy), the names behind `_PATTERN_KEYWORDS`.
@@ -360,17 +364,24 @@ _NEEDED_WORDS = frozenset(('except', 'next', '__nonzero__'))
 #: a byte string).
 _WORDS_OF_SYMBOLS = {'print_stmt': 'print', 'classdef': '__metaclass__'}
 _TEXT_OF_SYMBOLS = {'BACKQUOTE': '`', 'STRING': r'\\[uU]'}
+#: The words of the fixers that add an import unless the file has it (`touch_import`) or look
+#: for one (`sys.exitfunc`: `import sys`): where one is in a file, its imports are kept.
+_ADDS_IMPORTS = re.compile(words_pattern({
+    word for fixer in (fix_reduce.FixReduce, fix_intern.FixIntern, fix_reload.FixReload,
+                       fix_operator.FixOperator, fix_exitfunc.FixExitfunc)
+    for word in re.findall(r"'(\w+)'", fixer.PATTERN)} - {'sys', 'operator', 'import', 'as'}))
+_EVERY_IMPORT = re.compile(r'(?m:^[ \t]*(?:import|from)\b)')
 
 
 @functools.lru_cache(maxsize=1)
 def _needed_text() -> Optional[Tuple['re.Pattern[str]', ...]]:
     """What marks a line the fixers need: each word the bottom matcher's patterns start at
     (read from fissix's own automaton, so a new fixer's words come with it), the text of the
-    fixers outside the matcher (`_OUTSIDE_THE_MATCHER`), and every import (fix_imports renames
-    a module's uses by its import; fixers that add an import look for one already there).
+    fixers outside the matcher (`_OUTSIDE_THE_MATCHER`), and the `from __future__` lines (the
+    other imports: `_ADDS_IMPORTS`).
     None (every file whole) when the matcher holds a key this table does not know."""
     words = set(_NEEDED_WORDS) | set(fix_asserts.NAMES)
-    texts = ['<>', _LITERALS, r'(?m:^[ \t]*(?:import|from)\b)']
+    texts = ['<>', _LITERALS, r'(?m:^[ \t]*from[ \t]+__future__\b)']
     names = {number: name for name, number in pygram.python_grammar.symbol2number.items()}
     for key in _tool().BM.root.transition_table:
         if isinstance(key, str):
