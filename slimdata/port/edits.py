@@ -26,6 +26,7 @@ from typing import (
 )
 
 import libcst as cst
+from libcst.helpers import get_full_name_for_node
 from libcst.metadata import (
     BaseAssignment,
     CodeRange,
@@ -33,7 +34,9 @@ from libcst.metadata import (
     ParentNodeProvider,
     PositionProvider,
     ProviderT,
+    QualifiedName,
     QualifiedNameProvider,
+    QualifiedNameSource,
     ScopeProvider,
 )
 
@@ -61,7 +64,8 @@ class Context:
     own text shows Python 2 (`python2.shows_python_2`), when known before the stages.
     `python_tree`, `libcst_module`: (code, Python's tree of it) and (code, LibCST's) of the
     code a text stage returned, when the stage parsed it already (the LibCST passes take them
-    for the same code).
+    for the same code). `star_imported`: the names the file gets from its star imports of
+    other files of the tree, {name: qualified name} (`star_imports`).
     """
     path: str = ''
     paths: frozenset = frozenset()
@@ -71,6 +75,7 @@ class Context:
     python_2_by_imports: str = ''
     python_tree: Optional[Tuple[str, ast.Module]] = None
     libcst_module: Optional[Tuple[str, cst.Module]] = None
+    star_imported: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     def python_tree_of(self, code: str) -> Optional[ast.Module]:
         """Python's tree of `code` a stage left, or None."""
@@ -225,10 +230,22 @@ class PortTransformer(KeepsUnchanged):
                  if names is not None else None)
         if found is UNSCOPED:
             return default
-        if found is not None:
-            return found
-        scope = self._resolved(ScopeProvider).get(node)
-        return scope.get_qualified_names_for(node) if scope is not None else default
+        if found is None:
+            scope = self._resolved(ScopeProvider).get(node)
+            if scope is None:
+                return default
+            found = scope.get_qualified_names_for(node)
+        return found or self._star_imported(node)
+
+    def _star_imported(self, node: cst.CSTNode) -> Set[QualifiedName]:
+        """The name of `node`, rooted at a name the file binds nowhere, through a star import
+        of another file of the tree (`Context.star_imported`), or none."""
+        if not self.context.star_imported or not isinstance(node, (cst.Name, cst.Attribute)):
+            return set()
+        root, dot, rest = (get_full_name_for_node(node) or '').partition('.')
+        module = self.context.star_imported.get(root)
+        return ({QualifiedName(f'{module}{dot}{rest}', QualifiedNameSource.IMPORT)} if module
+                else set())
 
     def _top_of(self, node: cst.CSTNode) -> Optional[int]:
         """The index in the module's body of the top-level statement holding `node` (one the

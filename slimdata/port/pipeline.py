@@ -42,6 +42,7 @@ from slimdata.port.names import NamesPass
 from slimdata.port.python2 import Python2ParseError, Python2Stage, shows_python_2
 from slimdata.port.python2_imports import python_2_by_imports
 from slimdata.port.scopes import ScopeValuesPass
+from slimdata.port.star_imports import star_imported_names
 from slimdata.port.tensorflow_0 import TensorFlow0Pass
 from slimdata.port.variables import ResourceVariablesPass
 
@@ -189,12 +190,14 @@ def _port_sources(sources: Dict[str, str], tf_upgrade: Optional[str]
     # Python 2 by its own text (each file is read once for it: a parse and a search).
     evident = {path for path, text in texts.items() if shows_python_2(text)}
     by_imports = python_2_by_imports(sources, evident)
+    star_imported = star_imported_names(sources)
     total_lines = sum(_line_count(code) for code in sources.values())
     with progress.Progress(total_lines, 'porting', unit='lines', delay=1.0) as shown:
         for path, code in sources.items():
             context = Context(path, paths, report_unknown_contrib=not tf_upgrade,
                               python_2=path in by_imports, shows_python_2=path in evident,
-                              python_2_by_imports=by_imports.get(path, ''))
+                              python_2_by_imports=by_imports.get(path, ''),
+                              star_imported=star_imported.get(path, {}))
             with garbage_collection_paused():
                 stages, failure = _ported(texts[path], context)
             if failure is None:

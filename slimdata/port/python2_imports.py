@@ -44,7 +44,7 @@ def _module_names(code: str) -> Iterable[tuple]:
                 yield dots, f'{module}.{name.strip()}' if module else name.strip()
 
 
-class _Resolver:
+class ImportResolver:
     """Dotted module names to the paths of the tree's files."""
 
     def __init__(self, paths: Iterable[str]) -> None:
@@ -109,7 +109,7 @@ def python_2_by_imports(sources: Dict[str, str], evident: AbstractSet[str]) -> D
     """{path: why} for the files of `sources` ({path: code}) that do not show Python 2
     themselves (the paths of `evident` do) but ran under it (see the module docstring); `why`
     is the chain of imports from a file that does."""
-    resolver = _Resolver(sources)
+    resolver = ImportResolver(sources)
     imports: Dict[str, Set[str]] = {}
     imported_by: Dict[str, Set[str]] = {}
     for path, code in sources.items():
