@@ -444,17 +444,26 @@ class LookAhead(cst.CSTVisitor):
     statements, from its `visit_FunctionDef`). It records the parents of the nodes it visits
     for the pass, whose metadata then answers for them as for the nodes the pass visited (from
     Python's parser, not LibCST's whole-tree analyses). `parent`: the parent of the node it
-    is run on (None for the module)."""
+    is run on (None for the module). `lines`: where the statements it needs to read are (it
+    skips the others, whose lines Python's tree knows), or None: every statement."""
 
-    def __init__(self, port_pass: PortTransformer, parent: Optional[cst.CSTNode]) -> None:
+    def __init__(self, port_pass: PortTransformer, parent: Optional[cst.CSTNode],
+                 lines: Optional[MatchedLines] = None) -> None:
         super().__init__()
         self._parents = port_pass._parents
         self._ancestors = [parent] if parent is not None else []
+        self._lines = lines
+        self._spans = (port_pass.facts.spans() if lines is not None and port_pass.facts
+                       else None)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self._ancestors:
             self._parents.setdefault(node, self._ancestors[-1])
-        self._ancestors.append(node)
+        self._ancestors.append(node)  # popped by on_leave, which runs for a skipped node too
+        if self._spans is not None and self._lines is not None and isinstance(node, _STATEMENTS):
+            span = self._spans.get(id(node))
+            if span is not None and not self._lines.any_in(span.first, span.last):
+                return False
         return super().on_visit(node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:

@@ -22,6 +22,7 @@ from slimdata.port.edits import (
     mode_argument,
     with_argument,
 )
+from slimdata.port.facts import MatchedLines
 from slimdata.port.spelling import ScopeScanning
 
 #: Functions that open a file: the standard ones and TensorFlow's (TF1 names included).
@@ -36,6 +37,8 @@ _TENSORFLOW_OPENER = re.compile(r'gfile\.(FastGFile|GFile|Open)$')
 _BYTES_SINK = re.compile(r'(BytesList|bytes(_list)?_feature|decode_(jpeg|png|image|gif|bmp|raw)'
                          r'|read_image_dims|to_tfexample)$', re.IGNORECASE)
 _IMAGE_DATA_NAME = re.compile(r'(image|img|jpe?g|png|seg|encoded)', re.IGNORECASE)
+#: What a statement holding a read or a bytes sink holds: the others need no scan.
+_READ_OR_SINK = re.compile(r'\.read\(\)|' + _BYTES_SINK.pattern[:-1], re.IGNORECASE)
 
 
 class BinaryReadsPass(ScopeScanning):
@@ -51,11 +54,16 @@ class BinaryReadsPass(ScopeScanning):
         super().__init__(context)
         self.binary_reads: Dict[cst.Call, str] = {}   # opener call -> why it reads bytes
         self.text_reads: Set[cst.Call] = set()         # TensorFlow file read whole as text
+        self._read_or_sink_lines: Optional[MatchedLines] = None  # what the scans read
 
     def scan_scope(self, statements: Union[cst.Module, cst.BaseSuite],
                    function: Optional[cst.FunctionDef]) -> None:
         """Finds the whole-file text reads of a scope (not of functions inside it)."""
-        scanner = _ReadScanner(self, function)
+        if isinstance(statements, cst.Module) and not self._reads_outside_functions(statements):
+            return  # the module's scan would find no read (the walk sees only the others)
+        if self._read_or_sink_lines is None and self.facts is not None:
+            self._read_or_sink_lines = self.facts.matched_lines(_READ_OR_SINK)
+        scanner = _ReadScanner(self, function, self._read_or_sink_lines)
         statements.visit(scanner)
         for call, name in scanner.reads.items():
             if name and _IMAGE_DATA_NAME.search(name):
@@ -64,6 +72,19 @@ class BinaryReadsPass(ScopeScanning):
                 self.binary_reads[call] = f'{name} goes into {scanner.sink_arguments[name]}'
             elif _TENSORFLOW_OPENER.search(self.qualified_name(call.func) or ''):
                 self.text_reads.add(call)
+
+    def _reads_outside_functions(self, module: cst.Module) -> bool:
+        """Whether a top-level statement other than a function's definition holds `.read()`
+        (a class's too, with its methods); True where the lines are not known."""
+        if self.facts is None or self._matched is None:
+            return True
+        spans = self.facts.spans()
+        for statement in module.body:
+            span = spans.get(id(statement))
+            if span is None or (not isinstance(statement, cst.FunctionDef)
+                                and self._matched.any_in(span.first, span.last)):
+                return True
+        return False
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if original in self.text_reads:
@@ -85,8 +106,9 @@ class BinaryReadsPass(ScopeScanning):
 class _ReadScanner(LookAhead):
     """In one scope: `name = opener(path[, 'r']).read()` reads, and what bytes sinks receive."""
 
-    def __init__(self, reads_pass: BinaryReadsPass, parent: Optional[cst.CSTNode]) -> None:
-        super().__init__(reads_pass, parent)
+    def __init__(self, reads_pass: BinaryReadsPass, parent: Optional[cst.CSTNode],
+                 lines: Optional[MatchedLines]) -> None:
+        super().__init__(reads_pass, parent, lines)
         self.reads_pass = reads_pass
         self.reads: Dict[cst.Call, Optional[str]] = {}
         self.sink_arguments: Dict[str, str] = {}
