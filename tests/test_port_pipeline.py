@@ -85,11 +85,12 @@ def read(path, data, op):
     word = re.match(r'(\\w+)', text).group(1).decode('utf-8')
     on_server = op.type in ['Variable', 'VariableV2']
     letter = random.sample(set(word), 1)
+    known = word.encode('ascii') in ('Car', 'Van')
     size = ImageFont.load_default().getsize(word)
     with open(path) as f:
         cached = pickle.load(f), time.clock(), yaml.load(f), f == [], cv2.CV_AA
     return (cached, image, word, np.float(len(text)), np.asarray(data).tostring(), on_server,
-            letter, size)
+            letter, size, known)
 
 
 def old_tensorflow(tf, a, b):

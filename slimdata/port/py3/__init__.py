@@ -26,7 +26,9 @@ One pass per fix, each with a trigger built from its own tables, in this order:
 - `open_modes`: mode 'rU' -> 'r' (Python 3.11), Python 2's `file()` -> `open()`;
 - `tostring`: `x.tostring()` -> `x.tobytes()` (numpy 2.3, Python 3.9's array, Pillow 3);
 - `random_sample`: a set given to `random.sample` -> `tuple(...)` (Python 3.11);
-- `font_getsize`: a font's `getsize(text)` -> `getbbox(text)[2:]` (Pillow 10).
+- `font_getsize`: a font's `getsize(text)` -> `getbbox(text)[2:]` (Pillow 10);
+- `encoded_comparisons`: a value `.encode()` made compared with what may be text, reported
+  (bytes never equal text; in Python 2 it was a str).
 """
 
 from slimdata.port.py3.backports import ModuleSuccessorsPass
@@ -35,6 +37,7 @@ from slimdata.port.py3.bytes_literals import BytesLiteralsPass
 from slimdata.port.py3.collections_abc import CollectionsAbcPass
 from slimdata.port.py3.dict_views import DictViewsPass
 from slimdata.port.py3.empty_list_comparisons import EmptyListComparisonsPass
+from slimdata.port.py3.encoded_comparisons import EncodedComparisonsPass
 from slimdata.port.py3.font_getsize import FontGetsizePass
 from slimdata.port.py3.match_decode import MatchDecodePass
 from slimdata.port.py3.numpy_names import NumpyNamesPass
@@ -53,4 +56,5 @@ from slimdata.port.py3.yaml_load import YamlLoadPass
 PASSES = (CollectionsAbcPass, NumpyNamesPass, BinaryReadsPass, PickleFilesPass,
           BytesLiteralsPass, RelativeImportsPass, StringIOPass, MatchDecodePass, DictViewsPass,
           ModuleSuccessorsPass, ScipyMiscPass, PythonRemovalsPass, OpenCVNamesPass, YamlLoadPass,
-          EmptyListComparisonsPass, OpenModesPass, ToStringPass, RandomSamplePass, FontGetsizePass)
+          EmptyListComparisonsPass, OpenModesPass, ToStringPass, RandomSamplePass, FontGetsizePass,
+          EncodedComparisonsPass)
