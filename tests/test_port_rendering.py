@@ -146,3 +146,109 @@ def test_a_pass_gives_back_the_statements_it_left_as_they_were():
     assert before.visit(Rename()) is not before  # x renamed: a new module
     unchanged = cst.parse_module('a = 1\n')
     assert unchanged.visit(Rename()) is unchanged
+
+
+NESTED = '''import os
+
+
+def first(x):
+    """Its docstring."""
+    y = x / 2  # halved
+    if y:
+        # a comment the if's body owns first
+        z = os.sep
+        w = z * 2
+    for item in range(3):
+        y += item
+    return y
+    # a comment the block owns
+
+
+@decorator
+class Second(object):
+
+    def method(self, a,
+               b):
+        total = a + b
+        with open(a) as f:
+            total += len(f.read())
+        return total
+# a footer comment
+'''
+
+
+class _InnerEdit(cst.CSTTransformer):
+    """In every indented body: replaces the statements whose code holds `replace`, removes
+    those holding `remove`, puts `insert` first; other nodes are the very nodes they were (as
+    `KeepsUnchanged` gives them back)."""
+
+    def __init__(self, module, replace='', remove='', insert=''):
+        super().__init__()
+        self.module, self.replace, self.remove, self.insert = module, replace, remove, insert
+
+    def leave_IndentedBlock(self, original, updated):
+        body = []
+        for statement in original.body:
+            new = updated.body[original.body.index(statement)]
+            code = self.module.code_for_node(statement)
+            if self.remove and self.remove in code and len(original.body) > 1:
+                continue
+            if self.replace and self.replace in code and not isinstance(
+                    statement, cst.BaseCompoundStatement):
+                new = cst.parse_statement('replaced = True  # by the pass\n')
+            body.append(new)
+        if self.insert:
+            body.insert(0, cst.parse_statement(self.insert))
+        if all(a is b for a, b in zip(body, original.body)) and len(body) == len(original.body):
+            return original
+        return updated.with_changes(body=body)
+
+    def on_leave(self, original, updated):
+        result = super().on_leave(original, updated)
+        if result is updated and updated.deep_equals(original) and not isinstance(
+                updated, cst.IndentedBlock):
+            return original  # unchanged: the very node, as the passes keep it
+        return result
+
+
+@pytest.mark.parametrize('edit', [
+    {'replace': 'y = x / 2'}, {'replace': 'w = z'}, {'replace': 'y += item'},
+    {'replace': 'return y'}, {'replace': 'total = a'}, {'replace': 'return total'},
+    {'remove': 'Its docstring'}, {'remove': 'z = os.sep'}, {'remove': 'return total'},
+    {'insert': 'import numpy as np\n'}, {'replace': 'f.read()', 'remove': 'w = z'}])
+def test_a_change_inside_a_body_is_stitched_within_it(edit, monkeypatch):
+    """A pass that changes statements inside a `def`, `class`, `if`, `for` or `with`: the
+    code is LibCST's rendering of the tree, and no statement holding the change is rendered
+    whole (but the new ones and the neighbours checked at a seam)."""
+    rendered = []
+    real = rendering._rendered
+    monkeypatch.setattr(rendering, '_rendered', lambda module, statement, indents:
+                        rendered.append(statement) or real(module, statement, indents))
+    before = cst.parse_module(NESTED)
+    after = before.visit(_InnerEdit(before, **edit))
+    assert after.code != NESTED
+    stitched = rendering._stitched(before, NESTED, TreeFacts(before, NESTED).spans(), after,
+                                   rendering.Renderings())
+    assert stitched == after.code
+    # Definitions rendered: only their headers (a `pass` for a body), at a seam or a change.
+    assert all(isinstance(node.body.body[0].body[0], cst.Pass) for node in rendered
+               if isinstance(node, (cst.FunctionDef, cst.ClassDef)))
+
+
+def test_a_body_that_does_not_start_where_python_says_is_not_taken_for_one(monkeypatch):
+    """A definition Python and LibCST start on different lines (a decorator's name on the
+    line after its `@`) fails the check of its header: its code is still LibCST's."""
+    code = ('def outer():\n    x = 1\n\n    @\\\ndecorator\n    def inner():\n        pass\n'
+            '    return x\n')
+    before = cst.parse_module(code)
+    after = before.visit(_InnerEdit(before, replace='pass'))
+    spans = TreeFacts(before, code).spans()
+    headers = []
+    real = rendering._Stitcher.header_of
+    monkeypatch.setattr(rendering._Stitcher, 'header_of', lambda self, *args: headers.append(
+        real(self, *args)) or headers[-1])
+    assert rendering._stitched(before, code, spans, after,
+                               rendering.Renderings()) in (None, after.code)
+    assert '\n    @\\\ndecorator\n    def inner():\n' in headers  # checked, and refused
+    assert rendering.code_after_pass(before, code, spans, after) == after.code
+    assert '        replaced = True' in after.code and '@\\\ndecorator' in after.code

@@ -13,37 +13,66 @@ the statement's own. Every seam between old text and newly rendered text is chec
 statement beside it is rendered and must be the text between the seams. Where anything does
 not hold, the whole module is rendered, as LibCST does.
 
+A changed statement whose indented body is the last thing it renders (a `def`, a `class`, a
+`with`, a `for`, `while` or `if` without `else`) and whose other parts are the very nodes they
+were (the pass changed statements inside it only) is stitched the same way within its body:
+its text up to its first inner statement and after its last is kept, and its inner
+statements are copied, or rendered alone at their indentation. Both ends of such a body are
+checked too. A pass that changes one line of a long function renders that line.
+
 The passes of one file share their renderings (`Renderings`): a statement rendered for one
 pass, a new one or a neighbour checked at a seam, is the same node in the next pass's tree
 when that pass leaves it, and its code the same text.
 """
 
+import dataclasses
 from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from slimdata.port.facts import Span
 
+#: The indentation of each block around a statement, outermost first (an `IndentedBlock`'s
+#: `indent`: None for the module's default); () at module level.
+Indents = Tuple[Optional[str], ...]
+
 
 class Renderings:
-    """The code of top-level statements rendered so far, by node (a statement's code does
-    not depend on its neighbours, only on its module's indentation and line end)."""
+    """The code of statements rendered so far, by node and indentation (a statement's code
+    does not depend on its neighbours, only on its indentation and the module's indentation
+    and line end)."""
 
     def __init__(self) -> None:
         self._style: Tuple[str, str] = ('', '')
-        self._codes: Dict[int, Tuple[cst.CSTNode, str]] = {}  # the node kept: its id stays its
+        # The node is kept: its id stays its.
+        self._codes: Dict[Tuple[int, Indents], Tuple[cst.CSTNode, str]] = {}
 
-    def code_of(self, module: cst.Module, statement: cst.CSTNode) -> str:
+    def code_of(self, module: cst.Module, statement: cst.CSTNode, indents: Indents = ()) -> str:
         style = (module.default_indent, module.default_newline)
         if style != self._style:
             self._style, self._codes = style, {}
-        found = self._codes.get(id(statement))
+        key = (id(statement), indents)
+        found = self._codes.get(key)
         if found is None:
-            found = self._codes[id(statement)] = (statement, module.code_for_node(statement))
+            found = self._codes[key] = (statement, _rendered(module, statement, indents))
         return found[1]
 
-    def has(self, statement: cst.CSTNode) -> bool:
-        return id(statement) in self._codes
+    def has(self, statement: cst.CSTNode, indents: Indents = ()) -> bool:
+        return (id(statement), indents) in self._codes
+
+
+def _rendered(module: cst.Module, statement: cst.CSTNode, indents: Indents) -> str:
+    """The code of `statement` in blocks indented by `indents`: rendered inside one `if _:`
+    per block (LibCST indents a statement by the blocks it renders it in), whose lines are
+    then dropped."""
+    wrapped = statement
+    for indent in reversed(indents):
+        wrapped = cst.If(test=cst.Name('_'), body=cst.IndentedBlock(
+            body=[wrapped], indent=indent))  # type: ignore[list-item]
+    code = module.code_for_node(wrapped)
+    for _ in indents:
+        code = code[code.index('\n') + 1:]
+    return code
 
 
 def code_after_pass(before: cst.Module, code: str, spans: Mapping[int, Span],
@@ -70,26 +99,11 @@ def _stitched(before: cst.Module, code: str, spans: Mapping[int, Span],
     starts = _starts(before, spans, len(lines))
     if starts is None:
         return None
-    seams = _Seams(before, lines, starts, renderings)
-    old_index = {id(statement): index for index, statement in enumerate(before.body)}
-    pieces = [''.join(after.code_for_node(line) for line in after.header)]
-    kept = 0  # the old statements before this index are used or dropped
-    for statement in after.body:
-        index = old_index.get(id(statement))
-        if index is None or index < kept:
-            if not seams.hold(kept):  # where the new text goes
-                return None
-            pieces.append(renderings.code_of(after, statement))
-            continue
-        # Old statements kept..index-1 were replaced or removed: the seams around them.
-        if not all(seams.hold(seam) for seam in range(kept, index + 1)):
-            return None
-        pieces.append(''.join(lines[starts[index]:starts[index + 1]]))
-        kept = index + 1
-    if not all(seams.hold(seam) for seam in range(kept, len(before.body) + 1)):
+    body = _Stitcher(after, lines, spans, renderings).block(before.body, after.body, starts, ())
+    if body is None:
         return None
-    pieces.append(''.join(after.code_for_node(line) for line in after.footer))
-    stitched = ''.join(pieces)
+    stitched = ''.join([*(after.code_for_node(line) for line in after.header), body,
+                        *(after.code_for_node(line) for line in after.footer)])
     return stitched if after.has_trailing_newline else stitched[:-1]
 
 
@@ -114,39 +128,180 @@ def _leading_lines(statement: cst.CSTNode) -> Sequence[cst.EmptyLine]:
     return getattr(statement, 'leading_lines', ())
 
 
-class _Seams:
-    """Checks the lines where the old statements' texts start (`starts`, by index)."""
+#: Compound statements whose indented body is the last thing they render (`For`, `While`
+#: and `If` without `else`).
+_BODY_LAST = (cst.FunctionDef, cst.ClassDef, cst.With, cst.For, cst.While, cst.If)
 
-    def __init__(self, before: cst.Module, lines: List[str], starts: List[int],
+
+class _Stitcher:
+    """The code of the blocks of `after` (the tree a pass made), from the text of the old
+    statements (`lines`, where each starts by `spans`) and the new ones rendered."""
+
+    def __init__(self, after: cst.Module, lines: List[str], spans: Mapping[int, Span],
                  renderings: Renderings) -> None:
-        self.before, self.lines, self.starts = before, lines, starts
-        self.renderings = renderings
-        self.rendered: Set[int] = set()  # the statements found where they were taken to be
+        self.after, self.lines, self.spans, self.renderings = after, lines, spans, renderings
+        self._headers: Dict[Tuple[int, Indents], str] = {}
+
+    def header_of(self, statement: cst.CSTNode, body: cst.IndentedBlock,
+                  indents: Indents) -> str:
+        """The code of `statement` up to its indented `body`'s first statement."""
+        key = (id(statement), indents)
+        if key not in self._headers:
+            self._headers[key] = _header_code(self.after, statement, body, indents)
+        return self._headers[key]
+
+    def block(self, old: Sequence[cst.CSTNode], new: Sequence[cst.CSTNode], starts: List[int],
+              indents: Indents) -> Optional[str]:
+        """The code of the statements `new` that replace `old`, whose texts start at `starts`
+        (one more: where the last one ends), in blocks indented by `indents`."""
+        seams = _Seams(self, old, starts, indents)
+        old_index = {id(statement): index for index, statement in enumerate(old)}
+        pieces: List[str] = []
+        kept = 0  # the old statements before this index are used or dropped
+        for statement in new:
+            index = old_index.get(id(statement))
+            if index is None and kept < len(old):  # new: the old one there changed inside?
+                inner = self._within(old[kept], statement, starts[kept], starts[kept + 1],
+                                     indents)
+                if inner is not None:
+                    if not seams.hold(kept):
+                        return None
+                    pieces.append(inner)
+                    kept += 1
+                    continue
+            if index is None or index < kept:
+                if not seams.hold(kept):  # where the new text goes
+                    return None
+                pieces.append(self.renderings.code_of(self.after, statement, indents))
+                continue
+            # Old statements kept..index-1 were replaced or removed: the seams around them.
+            if not all(seams.hold(seam) for seam in range(kept, index + 1)):
+                return None
+            pieces.append(''.join(self.lines[starts[index]:starts[index + 1]]))
+            kept = index + 1
+        if not all(seams.hold(seam) for seam in range(kept, len(old) + 1)):
+            return None
+        return ''.join(pieces)
+
+    def _within(self, old: cst.CSTNode, new: cst.CSTNode, start: int, end: int,
+                indents: Indents) -> Optional[str]:
+        """The code of `new`, `old` (whose text is lines `start`..`end`) changed in its body
+        only, stitched within that body; None where it is not so."""
+        bodies = _changed_bodies(old, new)
+        if bodies is None:
+            return None
+        old_body, new_body = bodies
+        starts = []
+        for statement in old_body.body:
+            span = self.spans.get(id(statement))
+            if span is None:
+                return None
+            starts.append(span.first - 1 - len(_leading_lines(statement)))
+        starts.append(end - len(old_body.footer))
+        if not start < starts[0] or any(later <= earlier
+                                        for earlier, later in zip(starts, starts[1:])):
+            return None
+        if self.header_of(old, old_body, indents) != ''.join(self.lines[start:starts[0]]):
+            return None  # the body does not start where Python's lines put it
+        body = self.block(old_body.body, new_body.body, starts, (*indents, old_body.indent))
+        if body is None:
+            return None
+        return (''.join(self.lines[start:starts[0]]) + body
+                + ''.join(self.lines[starts[-1]:end]))
+
+
+def _indented_body(statement: cst.CSTNode) -> Optional[cst.IndentedBlock]:
+    """The indented body `statement` renders last (`_BODY_LAST`), with statements in it; or
+    None."""
+    if not isinstance(statement, _BODY_LAST) or getattr(statement, 'orelse', None) is not None:
+        return None
+    body = statement.body
+    return body if isinstance(body, cst.IndentedBlock) and body.body else None
+
+
+def _header_code(module: cst.Module, statement: cst.CSTNode, body: cst.IndentedBlock,
+                 indents: Indents) -> str:
+    """The code of `statement` up to the first statement of its indented `body` (its leading
+    lines, decorators and own lines), rendered with a `pass` for a body."""
+    code = _rendered(module, statement.with_changes(body=body.with_changes(
+        body=[cst.SimpleStatementLine([cst.Pass()])], footer=[])), indents)
+    return code[:code.rstrip('\n').rfind('\n') + 1]
+
+
+def _changed_bodies(old: cst.CSTNode, new: cst.CSTNode
+                    ) -> Optional[Tuple[cst.IndentedBlock, cst.IndentedBlock]]:
+    """The indented bodies of `old` and `new` when `new` is `old` with other statements in
+    that body, which is the last thing it renders, every other part the very same node; else
+    None."""
+    old_body, new_body = _indented_body(old), _indented_body(new)
+    if type(new) is not type(old) or old_body is None or new_body is None:
+        return None
+    if not (old_body.indent == new_body.indent and _same(old_body.header, new_body.header)
+            and _same(old_body.footer, new_body.footer)):
+        return None
+    if not all(_same(getattr(old, field.name), getattr(new, field.name))
+               for field in dataclasses.fields(new) if field.name != 'body'):
+        return None
+    return old_body, new_body
+
+
+def _same(old: object, new: object) -> bool:
+    """The very same node, or sequences of the very same nodes (LibCST builds a new tuple of
+    the nodes it walks), or equal values (strings, None)."""
+    if old is new:
+        return True
+    if isinstance(old, (tuple, list)) and isinstance(new, (tuple, list)):
+        return len(old) == len(new) and all(a is b for a, b in zip(old, new))
+    return not isinstance(old, cst.CSTNode) and old == new
+
+
+class _Seams:
+    """Checks the lines where the old statements of a block start (`starts`, by index, and
+    where the last one ends)."""
+
+    def __init__(self, stitcher: _Stitcher, old: Sequence[cst.CSTNode], starts: List[int],
+                 indents: Indents) -> None:
+        self.stitcher, self.old, self.starts, self.indents = stitcher, old, starts, indents
+        # The seams found where they were taken to be: the first one's start and the last
+        # one's end are known (LibCST's header and footer of the module; in a body, the end of
+        # its statement's header, checked by `_Stitcher._within`, and its footer's start,
+        # LibCST's count of its lines from the end of the statement's text).
+        self.held: Set[int] = {0, len(old)}
 
     def hold(self, seam: int) -> bool:
-        """Whether old statement `seam` starts where it was taken to (the end of the last
-        one: the footer's start, its line count from the end, LibCST's own; so is the first
-        one's start, the header's end). A statement beside the seam, one rendered already or
-        else the smaller, must be the text from its start to the next one's."""
-        if seam in (0, len(self.before.body)):
+        """Whether old statement `seam` starts where it was taken to: the statement before it
+        (rendered whole) ends there, or the statement after it starts there (rendered whole,
+        or the header of a compound one), whichever is cheapest."""
+        if seam in self.held:
             return True
-        after, before = seam, seam - 1
-        if not {after, before} & self.rendered:
-            checked = min((after, before), key=self._cost)
-            if not self._rendered_as_taken(checked):
+        checks = [(self._cost(seam - 1), seam - 1, False), (self._cost(seam), seam, False)]
+        body = _indented_body(self.old[seam])
+        if body is not None:
+            checks.append((_HEADER_COST, seam, True))
+        _, index, header_only = min(checks)
+        if header_only and body is not None:
+            header = self.stitcher.header_of(self.old[index], body, self.indents)
+            text = ''.join(self.stitcher.lines[self.starts[index]:
+                                               self.starts[index] + header.count('\n')])
+            if header != text:
                 return False
+            self.held.add(index)
+            return True
+        text = ''.join(self.stitcher.lines[self.starts[index]:self.starts[index + 1]])
+        if self.stitcher.renderings.code_of(self.stitcher.after, self.old[index],
+                                            self.indents) != text:
+            return False
+        self.held.update((index, index + 1))
         return True
 
     def _cost(self, index: int) -> int:
         """What rendering statement `index` costs: nothing when rendered already, else its
         length in lines."""
-        if self.renderings.has(self.before.body[index]):
+        if self.stitcher.renderings.has(self.old[index], self.indents):
             return 0
         return self.starts[index + 1] - self.starts[index]
 
-    def _rendered_as_taken(self, index: int) -> bool:
-        text = ''.join(self.lines[self.starts[index]:self.starts[index + 1]])
-        if self.renderings.code_of(self.before, self.before.body[index]) != text:
-            return False
-        self.rendered.add(index)
-        return True
+
+#: What checking a compound statement's start by its header costs, against rendering a
+#: statement of so many lines whole.
+_HEADER_COST = 3
