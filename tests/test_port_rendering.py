@@ -244,8 +244,8 @@ def test_a_body_that_does_not_start_where_python_says_is_not_taken_for_one(monke
     after = before.visit(_InnerEdit(before, replace='pass'))
     spans = TreeFacts(before, code).spans()
     headers = []
-    real = rendering._Stitcher.header_of
-    monkeypatch.setattr(rendering._Stitcher, 'header_of', lambda self, *args: headers.append(
+    real = rendering.Renderings.header_of
+    monkeypatch.setattr(rendering.Renderings, 'header_of', lambda self, *args: headers.append(
         real(self, *args)) or headers[-1])
     assert rendering._stitched(before, code, spans, after,
                                rendering.Renderings()) in (None, after.code)

@@ -20,7 +20,14 @@ from typing import Optional, TypeGuard
 import libcst as cst
 
 from slimdata.contrib.data_format import CHANNELS_LAST
-from slimdata.port.edits import CHANGED, NOT_PORTED, PortTransformer, code_of
+from slimdata.port.edits import (
+    CHANGED,
+    NOT_PORTED,
+    PortTransformer,
+    argument_at,
+    callee_name,
+    code_of,
+)
 from slimdata.port.flags import default_argument
 
 HELPER = 'from slimdata.contrib.data_format import data_format_for_this_machine'
@@ -44,13 +51,10 @@ def _target_names_the_layout(target: cst.BaseExpression) -> bool:
 
 def _flag_name(call: cst.Call) -> Optional[str]:
     """The name a `DEFINE_string(name, ...)` call defines, when a literal."""
-    for index, argument in enumerate(call.args):
-        if (argument.keyword and argument.keyword.value == 'name') or (
-                argument.keyword is None and index == 0):
-            value = argument.value
-            name = value.evaluated_value if isinstance(value, cst.SimpleString) else None
-            return name if isinstance(name, str) else None
-    return None
+    argument = argument_at(call, 0, 'name')
+    value = argument.value if argument is not None else None
+    name = value.evaluated_value if isinstance(value, cst.SimpleString) else None
+    return name if isinstance(name, str) else None
 
 
 class DataFormatPass(PortTransformer):
@@ -61,13 +65,14 @@ class DataFormatPass(PortTransformer):
     FILTERS_STATEMENTS = True
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
-        if _channels_first(updated.value) and any(
-                _target_names_the_layout(target.target) for target in updated.targets):
-            named = next(code_of(target.target) for target in updated.targets
-                         if _target_names_the_layout(target.target))
-            return updated.with_changes(value=self._for_this_machine(original, named,
-                                                                     updated.value))
-        return updated
+        if not _channels_first(updated.value):
+            return updated
+        named = next((target.target for target in updated.targets
+                      if _target_names_the_layout(target.target)), None)
+        if named is None:
+            return updated
+        return updated.with_changes(value=self._for_this_machine(original, code_of(named),
+                                                                 updated.value))
 
     def leave_AnnAssign(self, original: cst.AnnAssign, updated: cst.AnnAssign) -> cst.AnnAssign:
         if _channels_first(updated.value) and _target_names_the_layout(updated.target):
@@ -82,10 +87,8 @@ class DataFormatPass(PortTransformer):
         return updated
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        func = original.func
-        definer = func.attr.value if isinstance(func, cst.Attribute) else (
-            func.value if isinstance(func, cst.Name) else '')
-        if definer == 'DEFINE_string' and _names_the_layout(_flag_name(original) or ''):
+        if (callee_name(original) == 'DEFINE_string'
+                and _names_the_layout(_flag_name(original) or '')):
             default = default_argument(updated)
             if default is not None and _channels_first(default.value):
                 new = self._for_this_machine(original, 'flag data_format', default.value)

@@ -452,17 +452,18 @@ class LookAhead(cst.CSTVisitor):
         super().__init__()
         self._parents = port_pass._parents
         self._ancestors = [parent] if parent is not None else []
-        self._lines = lines
-        self._spans = (port_pass.facts.spans() if lines is not None and port_pass.facts
-                       else None)
+        # What to skip by: the lines to read and the statements' spans (None: nothing).
+        self._skip_by = ((lines, port_pass.facts.spans())
+                         if lines is not None and port_pass.facts is not None else None)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self._ancestors:
             self._parents.setdefault(node, self._ancestors[-1])
         self._ancestors.append(node)  # popped by on_leave, which runs for a skipped node too
-        if self._spans is not None and self._lines is not None and isinstance(node, _STATEMENTS):
-            span = self._spans.get(id(node))
-            if span is not None and not self._lines.any_in(span.first, span.last):
+        if self._skip_by is not None and isinstance(node, _STATEMENTS):
+            lines, spans = self._skip_by
+            span = spans.get(id(node))
+            if span is not None and not lines.any_in(span.first, span.last):
                 return False
         return super().on_visit(node)
 
@@ -545,13 +546,18 @@ def with_mode(call: cst.Call, text: str) -> cst.Call:
                                    else argument for argument in call.args])
 
 
-def mode_argument(call: cst.Call) -> Optional[cst.Arg]:
-    """The mode argument of an `open`-like call (second positional, or `mode=`), or None."""
+def argument_at(call: cst.Call, position: int, keyword: str) -> Optional[cst.Arg]:
+    """The argument of `call` given at `position` or as `keyword=`, or None."""
     for index, argument in enumerate(call.args):
-        if (argument.keyword and argument.keyword.value == 'mode') or (
-                argument.keyword is None and index == 1):
+        if (argument.keyword and argument.keyword.value == keyword) or (
+                argument.keyword is None and index == position):
             return argument
     return None
+
+
+def mode_argument(call: cst.Call) -> Optional[cst.Arg]:
+    """The mode argument of an `open`-like call (second positional, or `mode=`), or None."""
+    return argument_at(call, 1, 'mode')
 
 
 def dotted(name: str) -> cst.BaseExpression:

@@ -16,18 +16,21 @@ from typing import Optional
 
 import libcst as cst
 
-from slimdata.port.edits import CHANGED, NOT_PORTED, PortTransformer, code_of
+from slimdata.port.edits import (
+    CHANGED,
+    NOT_PORTED,
+    PortTransformer,
+    argument_at,
+    callee_name,
+    code_of,
+)
 
 _DEFINE = re.compile(r'\bDEFINE_(?:string|integer)\b')
 
 
 def default_argument(call: cst.Call) -> Optional[cst.Arg]:
     """The argument giving a `DEFINE_*` call's default (the second, or `default=`)."""
-    for index, argument in enumerate(call.args):
-        if (argument.keyword and argument.keyword.value == 'default') or (
-                argument.keyword is None and index == 1):
-            return argument
-    return None
+    return argument_at(call, 1, 'default')
 
 
 class FlagDefaultsPass(PortTransformer):
@@ -38,9 +41,7 @@ class FlagDefaultsPass(PortTransformer):
     FILTERS_STATEMENTS = True
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        func = original.func
-        definer = func.attr.value if isinstance(func, cst.Attribute) else (
-            func.value if isinstance(func, cst.Name) else '')
+        definer = callee_name(original)
         default = default_argument(updated)
         if definer not in ('DEFINE_string', 'DEFINE_integer') or default is None:
             return updated

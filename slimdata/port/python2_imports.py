@@ -21,7 +21,7 @@ import re
 from typing import AbstractSet, Dict, Iterable, List, Set
 
 #: `import a.b as c, d` and `from .a import b, c` (the first line of a parenthesised list).
-_IMPORT = re.compile(r'^[ \t]*(?:from[ \t]+(?P<dots>\.*)(?P<module>[\w.]*)[ \t]+import[ \t]+'
+IMPORT_LINE = re.compile(r'^[ \t]*(?:from[ \t]+(?P<dots>\.*)(?P<module>[\w.]*)[ \t]+import[ \t]+'
                      r'\(?(?P<names>[\w, \t]+)|import[ \t]+(?P<modules>[\w., \t]+))',
                      re.MULTILINE)
 _AS = re.compile(r'[ \t]+as[ \t]+\w+')
@@ -30,7 +30,7 @@ _AS = re.compile(r'[ \t]+as[ \t]+\w+')
 def _module_names(code: str) -> Iterable[tuple]:
     """(leading dots, dotted name) of each module `code` may import: `from a import b` may
     import the module `a.b` as well as `a`."""
-    for found in _IMPORT.finditer(code):
+    for found in IMPORT_LINE.finditer(code):
         if found['modules'] is not None:
             for name in _AS.sub('', found['modules']).split(','):
                 if name.strip():

@@ -26,7 +26,7 @@ when that pass leaves it, and its code the same text.
 """
 
 import dataclasses
-from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -38,27 +38,38 @@ Indents = Tuple[Optional[str], ...]
 
 
 class Renderings:
-    """The code of statements rendered so far, by node and indentation (a statement's code
-    does not depend on its neighbours, only on its indentation and the module's indentation
-    and line end)."""
+    """The code of statements rendered so far, whole or their headers (`_header_code`), by
+    node and indentation (a statement's code does not depend on its neighbours, only on its
+    indentation and the module's indentation and line end)."""
 
     def __init__(self) -> None:
         self._style: Tuple[str, str] = ('', '')
-        # The node is kept: its id stays its.
-        self._codes: Dict[Tuple[int, Indents], Tuple[cst.CSTNode, str]] = {}
+        # By (id, indentation, header only); the node is kept: its id stays its.
+        self._codes: Dict[Tuple[int, Indents, bool], Tuple[cst.CSTNode, str]] = {}
 
     def code_of(self, module: cst.Module, statement: cst.CSTNode, indents: Indents = ()) -> str:
+        return self._cached(module, statement, indents, False,
+                            lambda: _rendered(module, statement, indents))
+
+    def header_of(self, module: cst.Module, statement: cst.CSTNode, body: cst.IndentedBlock,
+                  indents: Indents) -> str:
+        """The code of `statement` up to its indented `body`'s first statement."""
+        return self._cached(module, statement, indents, True,
+                            lambda: _header_code(module, statement, body, indents))
+
+    def _cached(self, module: cst.Module, statement: cst.CSTNode, indents: Indents,
+                header: bool, render: Callable[[], str]) -> str:
         style = (module.default_indent, module.default_newline)
         if style != self._style:
             self._style, self._codes = style, {}
-        key = (id(statement), indents)
+        key = (id(statement), indents, header)
         found = self._codes.get(key)
         if found is None:
-            found = self._codes[key] = (statement, _rendered(module, statement, indents))
+            found = self._codes[key] = (statement, render())
         return found[1]
 
     def has(self, statement: cst.CSTNode, indents: Indents = ()) -> bool:
-        return (id(statement), indents) in self._codes
+        return (id(statement), indents, False) in self._codes
 
 
 def _rendered(module: cst.Module, statement: cst.CSTNode, indents: Indents) -> str:
@@ -140,15 +151,6 @@ class _Stitcher:
     def __init__(self, after: cst.Module, lines: List[str], spans: Mapping[int, Span],
                  renderings: Renderings) -> None:
         self.after, self.lines, self.spans, self.renderings = after, lines, spans, renderings
-        self._headers: Dict[Tuple[int, Indents], str] = {}
-
-    def header_of(self, statement: cst.CSTNode, body: cst.IndentedBlock,
-                  indents: Indents) -> str:
-        """The code of `statement` up to its indented `body`'s first statement."""
-        key = (id(statement), indents)
-        if key not in self._headers:
-            self._headers[key] = _header_code(self.after, statement, body, indents)
-        return self._headers[key]
 
     def block(self, old: Sequence[cst.CSTNode], new: Sequence[cst.CSTNode], starts: List[int],
               indents: Indents) -> Optional[str]:
@@ -201,7 +203,8 @@ class _Stitcher:
         if not start < starts[0] or any(later <= earlier
                                         for earlier, later in zip(starts, starts[1:])):
             return None
-        if self.header_of(old, old_body, indents) != ''.join(self.lines[start:starts[0]]):
+        header = self.renderings.header_of(self.after, old, old_body, indents)
+        if header != ''.join(self.lines[start:starts[0]]):
             return None  # the body does not start where Python's lines put it
         body = self.block(old_body.body, new_body.body, starts, (*indents, old_body.indent))
         if body is None:
@@ -280,7 +283,8 @@ class _Seams:
             checks.append((_HEADER_COST, seam, True))
         _, index, header_only = min(checks)
         if header_only and body is not None:
-            header = self.stitcher.header_of(self.old[index], body, self.indents)
+            header = self.stitcher.renderings.header_of(self.stitcher.after, self.old[index],
+                                                        body, self.indents)
             text = ''.join(self.stitcher.lines[self.starts[index]:
                                                self.starts[index] + header.count('\n')])
             if header != text:

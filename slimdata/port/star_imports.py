@@ -15,14 +15,11 @@ where the file itself binds it nowhere (`edits.PortTransformer.get_metadata`).
 import re
 from typing import Dict, Iterator, Optional, Set, Tuple
 
-from slimdata.port.python2_imports import ImportResolver
+from slimdata.port.python2_imports import IMPORT_LINE, ImportResolver
 
 #: A module-level `from a import *` (column 0: a conditional one may not run).
 _STAR = re.compile(r'^from[ \t]+(?P<dots>\.*)(?P<module>[\w.]*)[ \t]+import[ \t]+\*',
                    re.MULTILINE)
-#: A module-level `import a.b as c, d` or `from a.b import c as d, e` (first line).
-_IMPORT = re.compile(r'^(?:import[ \t]+(?P<modules>[\w., \t]+)|from[ \t]+(?P<module>\w[\w.]*)'
-                     r'[ \t]+import[ \t]+\(?(?P<names>[\w., \t]+))', re.MULTILINE)
 _ALL = re.compile(r'^__all__\b', re.MULTILINE)
 
 
@@ -60,8 +57,11 @@ def _star_targets(path: str, code: str, resolver: ImportResolver) -> Iterator[st
 
 
 def _imports(code: str) -> Iterator[Tuple[str, str]]:
-    """(name bound, qualified name) of the module-level imports of `code`."""
-    for found in _IMPORT.finditer(code):
+    """(name bound, qualified name) of the module-level imports of `code` (column 0: a
+    conditional one may not run), but relative ones and `from __future__`."""
+    for found in IMPORT_LINE.finditer(code):
+        if found.group()[:1] in ' \t':
+            continue
         if found['modules'] is not None:
             for part in found['modules'].split(','):
                 words = part.split()
@@ -70,7 +70,7 @@ def _imports(code: str) -> Iterator[Tuple[str, str]]:
                 elif len(words) == 1:
                     yield words[0].split('.')[0], words[0].split('.')[0]
             continue
-        if found['module'] == '__future__':
+        if found['dots'] or found['module'] in ('', '__future__'):
             continue
         for part in found['names'].split(','):
             words = part.split()
