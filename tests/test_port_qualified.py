@@ -145,7 +145,7 @@ def _parents_and_scopes(module):
 def test_qualified_names_are_libcst_s(path, code):
     module = cst.parse_module(code)
     parents, scopes = _parents_and_scopes(module)
-    names = qualified.ModuleNames.of(ast.parse(code), module)
+    names = qualified.ModuleNames.of(ast.parse(code), module, code)
     assert names is not None
     tops = {id(statement): index for index, statement in enumerate(module.body)}
 
@@ -178,7 +178,7 @@ def test_the_scopes_module_has_each_kind_of_answer():
     scope, builtins, nothing, nodes in imports, and cases left to LibCST."""
     module = cst.parse_module(SCOPES)
     parents, _ = _parents_and_scopes(module)
-    names = qualified.ModuleNames.of(ast.parse(SCOPES), module)
+    names = qualified.ModuleNames.of(ast.parse(SCOPES), module, SCOPES)
     found = {}
     for node in parents:
         if isinstance(node, (cst.Name, cst.Attribute)):
@@ -210,6 +210,47 @@ def test_the_scopes_module_has_each_kind_of_answer():
     assert names.qualified_names(calls['typing.NewType'].args[0].value, parents.get,
                                  lambda node: None) is None
     assert names.qualified_names(calls['x'].func, parents.get, lambda node: None) is not None
+
+
+SPECIAL = """
+import os.path, json as loaded
+def f(values, counts):
+    global state
+    def g():
+        nonlocal values
+    if (walrus := len(values)) > 1:
+        pass
+    match values:
+        case [first, *others]:
+            pass
+        case {'k': value, **remaining}:
+            pass
+        case Point(x=0) as point:
+            pass
+"""
+
+#: Python 3.12's type parameters and aliases.
+SPECIAL_312 = """
+def first[T](items: list[T]) -> T:
+    return items[0]
+class Box[U, *Shape, **Params]:
+    pass
+type Pairs[K] = list[tuple[K, K]]
+"""
+
+
+def test_names_left_to_libcst_are_those_every_node_binds():
+    """The names bound in ways `ModuleNames` leaves to LibCST, read from the statements (and
+    the expressions only where a walrus is): each kind, listed by hand."""
+    expected = {'os', 'state', 'values', 'walrus', 'first', 'others', 'value', 'remaining',
+                'point'}
+    assert set(qualified._special_names(ast.parse(SPECIAL), SPECIAL)) == expected
+    # Without `:=` in the code, no expression is walked (nor can one bind a name so).
+    without = SPECIAL.replace('(walrus := len(values))', 'len(values)')
+    assert set(qualified._special_names(ast.parse(without), without)) == expected - {'walrus'}
+    if sys.version_info >= (3, 12):
+        assert set(qualified._special_names(ast.parse(SPECIAL_312), SPECIAL_312)) == {
+            'T', 'U', 'Shape', 'Params', 'Pairs', 'K'}
 
 
 @pytest.mark.parametrize('path, code', _corpus(), ids=lambda value: str(value)[:20])

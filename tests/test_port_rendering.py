@@ -5,6 +5,7 @@ import libcst as cst
 import pytest
 
 from slimdata.port import rendering
+from slimdata.port.edits import Context
 from slimdata.port.facts import TreeFacts
 
 MODULE = '''#!/usr/bin/env python
@@ -146,6 +147,54 @@ def test_a_pass_gives_back_the_statements_it_left_as_they_were():
     assert before.visit(Rename()) is not before  # x renamed: a new module
     unchanged = cst.parse_module('a = 1\n')
     assert unchanged.visit(Rename()) is unchanged
+
+
+
+def _recording(base):
+    """A visitor on `base` recording its visits, leaves and field hooks, that skips the
+    children of a call to `skip` and renames `x`."""
+
+    class Recording(base):
+        def __init__(self, *arguments):
+            super().__init__(*arguments)
+            self.events = []
+
+        def visit_Call(self, node):
+            self.events.append(('visit', cst.Module([]).code_for_node(node)))
+            return cst.ensure_type(node.func, cst.Name).value != 'skip'
+
+        def visit_Call_args(self, node):
+            self.events.append(('args of', cst.Module([]).code_for_node(node)))
+
+        def leave_Name(self, original, *updated):
+            self.events.append(('leave', original.value))
+            if updated:
+                return updated[0].with_changes(value='y') if original.value == 'x' else updated[0]
+
+    class Subclass(Recording):  # its own methods, not its base's, though the base ran first
+        def leave_Name(self, original, *updated):
+            self.events.append(('sub leave', original.value))
+            return super().leave_Name(original, *updated)
+
+    return Recording, Subclass
+
+
+def test_the_methods_a_pass_is_called_by_are_libcsts():
+    """`edits._Hooks` looks up `visit_<Node>`, `leave_<Node>` once per class and node type:
+    the same calls, in the same order, as LibCST's own visitors, field methods included."""
+    from slimdata.port.edits import KeepsUnchanged, LookAhead, PortTransformer
+    module = cst.parse_module('f(x, skip(x))\ng = x\n')
+    for ours, libcst_s in ((KeepsUnchanged, cst.CSTTransformer), (LookAhead, cst.CSTVisitor)):
+        for index in range(2):
+            mine, reference = _recording(ours)[index], _recording(libcst_s)[index]
+            if ours is LookAhead:
+                visitor = mine(PortTransformer(Context()), None)
+            else:
+                visitor = mine()
+            expected = reference()
+            assert module.visit(visitor).code == module.visit(expected).code
+            assert visitor.events == expected.events and ('args of', 'f(x, skip(x))') in (
+                visitor.events)
 
 
 NESTED = '''import os

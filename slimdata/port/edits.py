@@ -9,8 +9,10 @@ import ast
 import contextlib
 import dataclasses
 import gc
+import inspect
 import re
 from typing import (
+    Callable,
     ClassVar,
     Collection,
     Dict,
@@ -116,7 +118,62 @@ NO_BINDINGS = re.compile(r'(?!)')
 _STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
 
 
-class KeepsUnchanged(cst.CSTTransformer):
+#: The concrete LibCST node types `statement_filter` skips and `STATEMENTS_ONLY` leaves: a
+#: set lookup by the node's type (LibCST's bases are ABCs, whose `isinstance` costs some ten
+#: times as much; a walk asks it at every node).
+_STATEMENT_TYPES = frozenset(kind for kind in vars(cst).values() if isinstance(kind, type)
+                             and issubclass(kind, _STATEMENTS) and not inspect.isabstract(kind))
+_EXPRESSION_TYPES = frozenset(kind for kind in vars(cst).values() if isinstance(kind, type)
+                              and issubclass(kind, cst.BaseExpression)
+                              and not inspect.isabstract(kind))
+
+#: A `visit_<Node>_<field>` or `leave_<Node>_<field>` method (LibCST's node names hold no `_`).
+_FIELD_HOOK = re.compile(r'(?:visit|leave)_[A-Z][A-Za-z]*_[a-z]')
+
+
+class _Hooks:
+    """A visitor's `visit_<Node>` and `leave_<Node>` methods looked up once per node type.
+
+    LibCST's visitors build the method's name and look it up at every node, and do so again
+    for every field of every node (`visit_<Node>_<field>`, which no pass of the port has):
+    measured, a tenth of a pass's walk. A class with such field methods keeps LibCST's
+    lookups for them.
+    """
+
+    _visits: ClassVar[Dict[type, Optional[Callable]]] = {}
+    _leaves: ClassVar[Dict[type, Optional[Callable]]] = {}
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._visits, cls._leaves = {}, {}  # each class its own (its methods are its own)
+        if not any(_FIELD_HOOK.match(name) for name in dir(cls)):
+            for hook in ('on_visit_attribute', 'on_leave_attribute'):  # LibCST's visitors'
+                setattr(cls, hook, _no_field_hook)
+
+    @classmethod
+    def visit_method(cls, kind: type) -> Optional[Callable]:
+        """`visit_<Node>` of the class for nodes of type `kind` (a function), or None."""
+        try:
+            return cls._visits[kind]
+        except KeyError:
+            found = cls._visits[kind] = getattr(cls, f'visit_{kind.__name__}', None)
+            return found
+
+    @classmethod
+    def leave_method(cls, kind: type) -> Optional[Callable]:
+        """`leave_<Node>` of the class for nodes of type `kind` (a function), or None."""
+        try:
+            return cls._leaves[kind]
+        except KeyError:
+            found = cls._leaves[kind] = getattr(cls, f'leave_{kind.__name__}', None)
+            return found
+
+
+def _no_field_hook(visitor: object, node: cst.CSTNode, attribute: str) -> None:
+    """`on_visit_attribute` and `on_leave_attribute` of a class without field methods."""
+
+
+class KeepsUnchanged(_Hooks, cst.CSTTransformer):
     """A transformer that gives back the very node it was given wherever nothing in it was
     replaced (LibCST builds a copy of every node it walks). What a pass left is then known by
     identity: its code is the code it had (`rendering.code_after_pass`), not rendered again.
@@ -133,10 +190,12 @@ class KeepsUnchanged(cst.CSTTransformer):
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         self._replacements_before.append(self.replacements)
-        return super().on_visit(node)
+        visit = self.visit_method(type(node))
+        return visit is None or visit(self, node) is not False
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):
-        result = super().on_leave(original_node, updated_node)
+        leave = self.leave_method(type(original_node))
+        result = updated_node if leave is None else leave(self, original_node, updated_node)
         if result is not updated_node:
             self.replacements += 1
         before = self._replacements_before.pop()
@@ -318,13 +377,13 @@ class PortTransformer(KeepsUnchanged):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self._ancestors:
             self._parents[node] = self._ancestors[-1]
-        if self._matched is not None and self.facts is not None and isinstance(
-                node, _STATEMENTS):
+        if self._matched is not None and self.facts is not None and type(
+                node) in _STATEMENT_TYPES:
             span = self.facts.spans().get(id(node))
             if span is not None and not self._matched.any_in(span.first, span.last):
                 self._skipped.add(node)
                 return False
-        if self.STATEMENTS_ONLY and isinstance(node, cst.BaseExpression):
+        if self.STATEMENTS_ONLY and type(node) in _EXPRESSION_TYPES:
             self._skipped.add(node)
             return False
         self._ancestors.append(node)
@@ -439,7 +498,7 @@ def _without_blocks(statement: cst.CSTNode) -> Optional[cst.CSTNode]:
     return None
 
 
-class LookAhead(cst.CSTVisitor):
+class LookAhead(_Hooks, cst.CSTVisitor):
     """A visitor a pass runs over part of its tree before its own walk gets there (a scope's
     statements, from its `visit_FunctionDef`). It records the parents of the nodes it visits
     for the pass, whose metadata then answers for them as for the nodes the pass visited (from
@@ -460,16 +519,19 @@ class LookAhead(cst.CSTVisitor):
         if self._ancestors:
             self._parents.setdefault(node, self._ancestors[-1])
         self._ancestors.append(node)  # popped by on_leave, which runs for a skipped node too
-        if self._skip_by is not None and isinstance(node, _STATEMENTS):
+        if self._skip_by is not None and type(node) in _STATEMENT_TYPES:
             lines, spans = self._skip_by
             span = spans.get(id(node))
             if span is not None and not lines.any_in(span.first, span.last):
                 return False
-        return super().on_visit(node)
+        visit = self.visit_method(type(node))
+        return visit is None or visit(self, node) is not False
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         self._ancestors.pop()
-        super().on_leave(original_node)
+        leave = self.leave_method(type(original_node))
+        if leave is not None:
+            leave(self, original_node)
 
 
 class ImportRemover(KeepsUnchanged):
@@ -477,10 +539,10 @@ class ImportRemover(KeepsUnchanged):
     the tree (most of it; none holds a statement)."""
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        return not isinstance(node, cst.BaseExpression) and super().on_visit(node)
+        return type(node) not in _EXPRESSION_TYPES and super().on_visit(node)
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):
-        if isinstance(original_node, cst.BaseExpression):
+        if type(original_node) in _EXPRESSION_TYPES:
             return updated_node  # not visited
         return super().on_leave(original_node, updated_node)
 

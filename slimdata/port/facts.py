@@ -36,7 +36,7 @@ from typing import (
 
 import libcst as cst
 
-from slimdata.port.qualified import ModuleNames, top_indexes
+from slimdata.port.qualified import ModuleNames, every_statement, top_indexes
 
 _NOT_YET = object()  # a fact not computed yet
 
@@ -70,7 +70,7 @@ class TreeFacts:
     def module_names(self) -> Optional[ModuleNames]:
         if self._names is _NOT_YET:
             tree = self.python_tree()
-            self._names = ModuleNames.of(tree, self.module) if tree is not None else None
+            self._names = ModuleNames.of(tree, self.module, self.code) if tree is not None else None
         return cast(Optional[ModuleNames], self._names)
 
     def spans(self) -> Dict[int, 'Span']:
@@ -113,7 +113,7 @@ class TreeFacts:
             tree = self.python_tree()
             self._bindings = None if tree is None else [
                 (''.join(self._lines()[node.lineno - 1:node.end_lineno]), set(_bound_by(node)))
-                for node in _statements(tree.body) if isinstance(node, _BINDING_STATEMENTS)]
+                for node in every_statement(tree.body) if isinstance(node, _BINDING_STATEMENTS)]
         if self._bindings is None:
             return None
         return {name for code, names in cast(List[Tuple[str, Set[str]]], self._bindings)
@@ -218,7 +218,7 @@ class TreeFacts:
         if self._imported is _NOT_YET:  # every import read once, for all names
             tree = self.python_tree()
             imported: Dict[str, Set[str]] = {}
-            for node in _statements(tree.body) if tree is not None else ():
+            for node in every_statement(tree.body) if tree is not None else ():
                 if isinstance(node, (ast.Import, ast.ImportFrom)):
                     for alias, bound in zip(node.names, _bound_by(node)):
                         imported.setdefault(bound, set()).add(_imported_name(node, alias, bound))
@@ -310,21 +310,6 @@ class MatchedLines:
 
 
 _BINDING_STATEMENTS = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.AugAssign)
-
-
-def _statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
-    """The statements of `body` and of every block in them (no expression is walked: only
-    statements hold statements)."""
-    for statement in body:
-        yield statement
-        for field in ('body', 'orelse', 'finalbody', 'handlers', 'cases'):
-            inner = getattr(statement, field, None)
-            if isinstance(inner, list):
-                for item in inner:
-                    if isinstance(item, ast.stmt):
-                        yield from _statements([item])
-                    else:  # an except handler, a match case: their bodies
-                        yield from _statements(item.body)
 
 
 def _imported_name(statement: Union[ast.Import, ast.ImportFrom], alias: ast.alias,
