@@ -134,10 +134,10 @@ _FIELD_HOOK = re.compile(r'(?:visit|leave)_[A-Z][A-Za-z]*_[a-z]')
 class _Hooks:
     """A visitor's `visit_<Node>` and `leave_<Node>` methods looked up once per node type.
 
-    LibCST's visitors build the method's name and look it up at every node, and do so again
-    for every field of every node (`visit_<Node>_<field>`, which no pass of the port has):
-    measured, a tenth of a pass's walk. A class with such field methods keeps LibCST's
-    lookups for them.
+    LibCST's visitors build the method's name and look it up at every node, call it (most
+    are LibCST's stubs, which do nothing), and do so again for every field of every node
+    (`visit_<Node>_<field>`, which no pass of the port has): measured, a tenth of a pass's
+    walk. A class that has a field method of its own keeps LibCST's lookups for them.
     """
 
     _visits: ClassVar[Dict[type, Optional[Callable]]] = {}
@@ -146,9 +146,21 @@ class _Hooks:
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         cls._visits, cls._leaves = {}, {}  # each class its own (its methods are its own)
-        if not any(_FIELD_HOOK.match(name) for name in dir(cls)):
-            for hook in ('on_visit_attribute', 'on_leave_attribute'):  # LibCST's visitors'
-                setattr(cls, hook, _no_field_hook)
+        has_field_methods = any(_FIELD_HOOK.match(name) and cls._own_method(name)
+                                for name in dir(cls))
+        for hook in ('on_visit_attribute', 'on_leave_attribute'):  # LibCST's visitors'
+            setattr(cls, hook, next(vars(klass)[hook] for klass in cls.__mro__
+                                    if klass.__module__.startswith('libcst.')
+                                    and hook in vars(klass))
+                    if has_field_methods else _no_field_hook)
+
+    @classmethod
+    def _own_method(cls, name: str) -> Optional[Callable]:
+        """The method `name` of the class unless it is none or LibCST's stub."""
+        for klass in cls.__mro__:
+            if name in vars(klass):
+                return None if klass.__module__.startswith('libcst.') else getattr(cls, name)
+        return None
 
     @classmethod
     def visit_method(cls, kind: type) -> Optional[Callable]:
@@ -156,7 +168,7 @@ class _Hooks:
         try:
             return cls._visits[kind]
         except KeyError:
-            found = cls._visits[kind] = getattr(cls, f'visit_{kind.__name__}', None)
+            found = cls._visits[kind] = cls._own_method(f'visit_{kind.__name__}')
             return found
 
     @classmethod
@@ -165,7 +177,7 @@ class _Hooks:
         try:
             return cls._leaves[kind]
         except KeyError:
-            found = cls._leaves[kind] = getattr(cls, f'leave_{kind.__name__}', None)
+            found = cls._leaves[kind] = cls._own_method(f'leave_{kind.__name__}')
             return found
 
 
@@ -498,7 +510,21 @@ def _without_blocks(statement: cst.CSTNode) -> Optional[cst.CSTNode]:
     return None
 
 
-class LookAhead(_Hooks, cst.CSTVisitor):
+class Visitor(_Hooks, cst.CSTVisitor):
+    """A LibCST visitor (it reads a tree, changes nothing) whose `visit_<Node>` and
+    `leave_<Node>` methods are looked up once per node type (`_Hooks`)."""
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        visit = self.visit_method(type(node))
+        return visit is None or visit(self, node) is not False
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        leave = self.leave_method(type(original_node))
+        if leave is not None:
+            leave(self, original_node)
+
+
+class LookAhead(Visitor):
     """A visitor a pass runs over part of its tree before its own walk gets there (a scope's
     statements, from its `visit_FunctionDef`). It records the parents of the nodes it visits
     for the pass, whose metadata then answers for them as for the nodes the pass visited (from
@@ -524,14 +550,11 @@ class LookAhead(_Hooks, cst.CSTVisitor):
             span = spans.get(id(node))
             if span is not None and not lines.any_in(span.first, span.last):
                 return False
-        visit = self.visit_method(type(node))
-        return visit is None or visit(self, node) is not False
+        return super().on_visit(node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         self._ancestors.pop()
-        leave = self.leave_method(type(original_node))
-        if leave is not None:
-            leave(self, original_node)
+        super().on_leave(original_node)
 
 
 class ImportRemover(KeepsUnchanged):

@@ -21,6 +21,7 @@ from slimdata.port.edits import (
     ImportRemover,
     Note,
     PortTransformer,
+    Visitor,
     code_of,
     import_statement,
     root_name,
@@ -247,7 +248,7 @@ def _is_own_import(alias: cst.ImportAlias) -> bool:
     return alias.asname is None and code_of(alias.name) == 'tf_slim'
 
 
-class _NameCounter(cst.CSTVisitor):
+class _NameCounter(Visitor):
     """Counts the Name nodes of each identifier that may read a variable: not an attribute's
     name (`config.quantize`), nor a keyword argument's (`build(quantize=False)`)."""
 

@@ -19,7 +19,7 @@ from typing import Dict, NamedTuple, Set, Union
 import libcst as cst
 from libcst.helpers import ensure_type
 
-from slimdata.port.edits import CHANGED, NO_BINDINGS, NOT_PORTED, PortTransformer, code_of
+from slimdata.port.edits import CHANGED, NO_BINDINGS, NOT_PORTED, PortTransformer, Visitor, code_of
 
 
 class Successor(NamedTuple):
@@ -93,7 +93,7 @@ class ModuleSuccessorsPass(PortTransformer):
         return not missing
 
 
-class _ModuleUses(cst.CSTVisitor):
+class _ModuleUses(Visitor):
     """The attributes a module takes from each module of `SUCCESSORS` (`imp.load_source` ->
     imp: {load_source})."""
 

@@ -17,6 +17,7 @@ from slimdata.port.edits import (
     NO_BINDINGS,
     NOT_PORTED,
     LookAhead,
+    Visitor,
     callee_name,
     code_of,
     mode_argument,
@@ -153,7 +154,7 @@ class _ReadScanner(LookAhead):
 def _names_in(node: cst.CSTNode) -> Set[str]:
     names = set()
 
-    class Collect(cst.CSTVisitor):
+    class Collect(Visitor):
         def visit_Name(self, name: cst.Name) -> None:
             names.add(name.value)
 

@@ -14,7 +14,7 @@ import libcst as cst
 from libcst.helpers import ensure_type
 from libcst.metadata import Assignment
 
-from slimdata.port.edits import CHANGED, NO_BINDINGS, code_of
+from slimdata.port.edits import CHANGED, NO_BINDINGS, Visitor, code_of
 from slimdata.port.spelling import SpellingAware
 
 _MATCHERS = frozenset(('match', 'search', 'fullmatch'))
@@ -94,7 +94,7 @@ class MatchDecodePass(SpellingAware):
                 and _is_text_literal(value.args[0].value))
 
 
-class _SimpleAssignments(cst.CSTVisitor):
+class _SimpleAssignments(Visitor):
     """The value of every `NAME = value` (one target), by the target's Name node."""
 
     def __init__(self) -> None:

@@ -13,7 +13,7 @@ from typing import Dict, List, Set, Tuple, TypeGuard
 import libcst as cst
 from libcst.helpers import ensure_type
 
-from slimdata.port.edits import CHANGED, NOT_PORTED, code_of
+from slimdata.port.edits import CHANGED, NOT_PORTED, Visitor, code_of
 from slimdata.port.spelling import SpellingAware
 
 
@@ -53,7 +53,7 @@ class StringIOPass(SpellingAware):
         return updated.with_changes(func=cst.Name('BytesIO'))
 
 
-class _StringIOUses(cst.CSTVisitor):
+class _StringIOUses(Visitor):
     """Each `StringIO.StringIO(...)` / `cStringIO.StringIO(...)` call, and whether it certainly
     holds bytes: opened by `PIL.Image.open`, or bound to a name that `.save(name, ...)` writes
     into in the same function."""
