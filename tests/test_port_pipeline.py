@@ -2,6 +2,8 @@
 fails on one file reported without ending the run."""
 
 import gc
+import pathlib
+import re
 
 import libcst as cst
 import pytest
@@ -58,6 +60,33 @@ def test_every_stage_has_a_name_and_a_trigger_of_its_own():
     names = [stage.NAME for stage in pipeline.STAGES]
     assert all(names) and len(set(names)) == len(names)
     assert all(stage.has_work('', edits.Context('m.py')) is False for stage in pipeline.STAGES)
+
+
+
+def _sources():
+    """The port fixture's modules, the tests' Python 2 code and slimdata's own port."""
+    root = pathlib.Path(__file__).resolve().parent.parent
+    paths = [*sorted((root / 'tests' / 'port_fixture').rglob('*.py')),
+             *sorted((root / 'slimdata' / 'port').rglob('*.py'))]
+    return [path.read_text() for path in paths] + [PYTHON_2_TAIL]
+
+
+def test_a_trigger_found_without_its_word_boundaries_is_found_where_it_is():
+    """`edits.found_in`: the same answer as the trigger's own search, line by line of real
+    code, for every stage's trigger (each line a text of its own: most match nowhere)."""
+    triggers = [stage.TRIGGER for stage in pipeline.STAGES if hasattr(stage, 'TRIGGER')]
+    gated = [trigger for trigger in triggers if edits._without_word_boundaries(trigger)]
+    assert len(gated) >= 10  # most triggers start with \b
+    for code in _sources():
+        for text in [code, *code.splitlines()]:
+            for trigger in triggers:
+                assert edits.found_in(trigger, text) is (trigger.search(text) is not None), (
+                    trigger.pattern[:60], text[:80])
+    # In a character class \b is a backspace: no gate then (it would match less).
+    backspace = re.compile(r'\bx[\b]')
+    assert edits._without_word_boundaries(backspace) is None
+    assert edits.found_in(backspace, 'x\b') and not edits.found_in(backspace, 'ax\b')
+    assert edits._without_word_boundaries(re.compile(r'\\b\bx')).pattern == r'\\bx'
 
 
 #: A module each of the other passes has work in (a package's, for the relative imports).

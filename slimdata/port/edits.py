@@ -8,6 +8,7 @@ for every change it makes and every line it could not port, with the line number
 import ast
 import contextlib
 import dataclasses
+import functools
 import gc
 import inspect
 import re
@@ -214,6 +215,33 @@ class KeepsUnchanged(_Hooks, cst.CSTTransformer):
         return original_node if result is updated_node and self.replacements == before else result
 
 
+def found_in(pattern: Pattern[str], code: str) -> bool:
+    """Whether `pattern` matches in `code`, searched first without its word boundaries.
+
+    Python's `re` finds a pattern that starts with a literal by a fast scan for it, and
+    tries one that starts with `\\b` at every position: 3 to 25 times as slow (measured on
+    the port's triggers, half of which start so; their search was some 6% of a port).
+    Without its `\\b`s a pattern matches wherever it did (an assertion only rules matches
+    out), so where that one finds nothing neither would the pattern; where it finds
+    something the pattern is searched itself.
+    """
+    gate = _without_word_boundaries(pattern)
+    return (gate is None or gate.search(code) is not None) and pattern.search(code) is not None
+
+
+#: `\b` outside a character class (in one, `[\b]` is a backspace).
+_WORD_BOUNDARY = re.compile(r'(?<!\\)\\b')
+
+
+@functools.lru_cache(maxsize=None)
+def _without_word_boundaries(pattern: Pattern[str]) -> Optional[Pattern[str]]:
+    """`pattern` without its `\\b` assertions, or None: it has none, or a character class
+    that may hold one (then no gate)."""
+    if not _WORD_BOUNDARY.search(pattern.pattern) or re.search(r'\[[^\]]*\\b', pattern.pattern):
+        return None
+    return re.compile(_WORD_BOUNDARY.sub('', pattern.pattern), pattern.flags)
+
+
 class PortTransformer(KeepsUnchanged):
     """A porting pass: records notes by line, and the import lines its edits need.
 
@@ -259,7 +287,7 @@ class PortTransformer(KeepsUnchanged):
     @classmethod
     def has_work(cls, code: str, context: Context) -> bool:
         """Whether the pass may change or report something in `code` (cheap: no parse)."""
-        return cls.TRIGGER.search(code) is not None
+        return found_in(cls.TRIGGER, code)
 
     @classmethod
     def port(cls, parsed: 'ParsedFile', context: Context) -> List[Note]:
