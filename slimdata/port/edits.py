@@ -147,8 +147,9 @@ class _Hooks:
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         cls._visits, cls._leaves = {}, {}  # each class its own (its methods are its own)
-        has_field_methods = any(_FIELD_HOOK.match(name) and cls._own_method(name)
-                                for name in dir(cls))
+        has_field_methods = any(_FIELD_HOOK.match(name) for klass in cls.__mro__
+                                if not klass.__module__.startswith('libcst.')
+                                for name in vars(klass))
         for hook in ('on_visit_attribute', 'on_leave_attribute'):  # LibCST's visitors'
             setattr(cls, hook, next(vars(klass)[hook] for klass in cls.__mro__
                                     if klass.__module__.startswith('libcst.')

@@ -152,11 +152,17 @@ class _ReadScanner(LookAhead):
 
 
 def _names_in(node: cst.CSTNode) -> Set[str]:
-    names = set()
+    collector = _NameCollector()
+    node.visit(collector)
+    return collector.names
 
-    class Collect(Visitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            names.add(name.value)
 
-    node.visit(Collect())
-    return names
+class _NameCollector(Visitor):
+    """The identifiers of the Name nodes it visits."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: Set[str] = set()
+
+    def visit_Name(self, name: cst.Name) -> None:
+        self.names.add(name.value)
