@@ -64,6 +64,22 @@ def test_left_alone_in_python_3_files_and_under_future_division():
     assert 'print(a / b)' in ported and not any('old_div' in note.message for note in notes)
 
 
+def test_a_slash_that_divides_nothing_costs_no_syntax_tree(monkeypatch):
+    """A Python 2 file whose `/` are in paths and comments only: nothing for the pass, and no
+    LibCST tree made for it (no other pass has work); one `/` that divides still is."""
+    paths = ("# data/train and data/test\nimport os\nROOT = '/data/voc/'\n"
+             "def where(name):\n    return os.path.join(ROOT, name)  # a/b\n")
+    python_2 = 'print "x"\n' + paths
+    parsed = []
+    monkeypatch.setattr(edits.ParsedFile, '__init__', lambda *args, real=edits.ParsedFile.__init__,
+                        **kwargs: parsed.append(1) or real(*args, **kwargs))
+    ported, notes = _port(python_2)
+    assert ported == 'print("x")\n' + paths and parsed == []
+    assert len(notes) == 1 and 'print' in notes[0].message
+    ported, notes = _port(python_2 + 'HALF = len(ROOT) / 2\n')
+    assert ported.endswith('HALF = len(ROOT) // 2\n') and parsed == [1]
+
+
 def test_old_div_is_python_2_division():
     assert old_div(7, 2) == 3 and old_div(-7, 2) == -4 and old_div(True, 1) == 1
     assert old_div(7.0, 2) == 3.5 and old_div(7, 2.0) == 3.5

@@ -94,17 +94,7 @@ class TreeFacts:
         division); only the top-level statements whose lines match it are walked (a walk of
         Python's tree is some 10 CPU microseconds a line, the search a twentieth of it)."""
         tree = self.python_tree()
-        if tree is None:
-            return None
-        roots: Sequence[ast.AST] = [tree]
-        if text is not None:
-            hinted = self.matched_lines(text)
-            roots = [statement for statement in tree.body
-                     if hinted.any_in(_first_line(statement), cast(int, statement.end_lineno))]
-        return MatchedLines([line for root in roots for node in ast.walk(root)
-                             if isinstance(node, kinds) and test(node) for line in range(
-                                 cast(ast.expr, node).lineno,
-                                 cast(int, cast(ast.expr, node).end_lineno) + 1)])
+        return node_lines(tree, self.code, kinds, test, text) if tree is not None else None
 
     def names_bound_where(self, pattern: Pattern[str]) -> Optional[Set[str]]:
         """The names bound by the imports and assignments (anywhere) whose code `pattern`
@@ -276,6 +266,21 @@ def _read_inside(scope: symtable.SymbolTable, name: str, module: bool) -> bool:
     return False
 
 
+def node_lines(tree: ast.Module, code: str, kinds: Tuple[type, ...], test=lambda node: True,
+               text: Optional[Pattern[str]] = None) -> 'MatchedLines':
+    """The lines of the nodes of `tree` (Python's tree of `code`) of the `kinds` that pass
+    `test`; see `TreeFacts.lines_of`."""
+    roots: Sequence[ast.AST] = [tree]
+    if text is not None:
+        hinted = MatchedLines.matching(code, text)
+        roots = [statement for statement in tree.body
+                 if hinted.any_in(_first_line(statement), cast(int, statement.end_lineno))]
+    return MatchedLines([line for root in roots for node in ast.walk(root)
+                         if isinstance(node, kinds) and test(node) for line in range(
+                             cast(ast.expr, node).lineno,
+                             cast(int, cast(ast.expr, node).end_lineno) + 1)])
+
+
 class Span(NamedTuple):
     """A statement's lines: `first` (its decorators' included), `line` (its own, where
     LibCST's positions start it: a definition's `def`), `last`."""
@@ -303,6 +308,9 @@ class MatchedLines:
                 last = bisect.bisect_right(starts, max(found.end() - 1, found.start()))
                 lines.extend(range(first, last + 1))
         return cls(lines)
+
+    def empty(self) -> bool:
+        return not self._lines
 
     def any_in(self, first: int, last: int) -> bool:
         index = bisect.bisect_left(self._lines, first)

@@ -102,6 +102,7 @@ def port_file(text: str, context: Context) -> List[Staged]:
     for stage in STAGES:
         if _on_tree(stage) and python_tree is None:
             python_tree = _python_tree(context, code)
+            context.python_tree = (code, python_tree)  # for the passes' `has_work` too
         if not stage.has_work(code, context):
             continue
         try:

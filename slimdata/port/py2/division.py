@@ -25,7 +25,7 @@ from slimdata.port.edits import (
     PortTransformer,
     code_of,
 )
-from slimdata.port.facts import MatchedLines
+from slimdata.port.facts import MatchedLines, node_lines
 
 _FUTURE_DIVISION = re.compile(r'^[ \t]*from[ \t]+__future__[ \t]+import[^\n]*\bdivision\b',
                               re.MULTILINE)
@@ -64,6 +64,12 @@ def _keeps_python_2_division(code: str, context: Context) -> bool:
 _SLASH = re.compile('/')
 
 
+def _division_lines(tree: ast.Module, code: str) -> MatchedLines:
+    """The lines of the `/` and `/=` of `tree`, Python's tree of `code`."""
+    return node_lines(tree, code, (ast.BinOp, ast.AugAssign),
+                      lambda node: isinstance(node.op, ast.Div), _SLASH)
+
+
 class DivisionPass(PortTransformer):
     """Keeps Python 2's `/` of integers (see the module docstring)."""
 
@@ -75,7 +81,12 @@ class DivisionPass(PortTransformer):
 
     @classmethod
     def has_work(cls, code: str, context: Context) -> bool:
-        return _keeps_python_2_division(code, context) and '/' in code
+        """A Python 2 file with a `/` that divides, by Python's tree of `code` when a stage
+        left it (a `/` of a path or a comment is no work: no tree parsed for it)."""
+        if not (_keeps_python_2_division(code, context) and '/' in code):
+            return False
+        tree = context.python_tree_of(code)
+        return tree is None or not _division_lines(tree, code).empty()
 
     def visit_Module(self, node: cst.Module) -> bool:
         return _keeps_python_2_division(self.source, self.context)
@@ -83,8 +94,9 @@ class DivisionPass(PortTransformer):
     def lines_to_visit(self) -> Optional[MatchedLines]:
         if self.facts is None:
             return None
-        return self.facts.lines_of((ast.BinOp, ast.AugAssign),
-                                   lambda node: isinstance(node.op, ast.Div), _SLASH)
+        tree = self.facts.python_tree()
+        return _division_lines(tree, self.facts.code) if tree is not None else None
+
 
     def leave_BinaryOperation(self, original: cst.BinaryOperation,
                               updated: cst.BinaryOperation) -> cst.BaseExpression:
