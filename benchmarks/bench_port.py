@@ -42,12 +42,14 @@ start-up spread over the corpus).
 The machines are shared: CPU seconds move less with the load than wall time; --repeat N keeps
 the smallest of N runs.
 
-Measured 2026-11-28 (0.4.7; docs/port-robustness.md, "Cost", has the table), CPU
-microseconds per line, first run: SSD-Tensorflow 386 against tf_upgrade_v2's 369; the Python 2
-repositories 510-540, 1.3-2 times tf_upgrade_v2 per line of the files it upgraded and 0.6-1.1
-times 2to3 and tf_upgrade_v2 together (0.4.6 the same day: 1.45-1.6 and 0.5-0.8; 0.4.5:
-2.0-2.7 and 0.7-1.3). The figures move by a fifth or more from run to run on the shared
-machines.
+Measured 2026-11-28 (0.4.8; docs/port-robustness.md, "Cost", has the tables), CPU
+microseconds per line, first run: SSD-Tensorflow 169 against tf_upgrade_v2's 177; the Python 2
+repositories 197-291, 1.3-1.5 times tf_upgrade_v2 per line of the files it upgraded in that
+run and 0.9-1.3 in one an hour before, 0.6-0.7 times 2to3 and tf_upgrade_v2 together. Single
+runs move by a fifth or more on the shared machines: pairs of `--measure-own` and
+`--measure-upgrade`, alternating, decide a ratio better (the median of five: 1.05 on
+SSD-Tensorflow, 1.14-1.31 on the Python 2 repositories; 0.4.7's the same day 1.16 and
+1.53-1.94).
 
 The single large files are made of the first TREE's modules, `from __future__` lines dropped:
 give a Python 3 tree first (a Python 2 module printing with `print(..., end='')` no longer
