@@ -167,20 +167,21 @@ class _Hooks:
     @classmethod
     def visit_method(cls, kind: type) -> Optional[Callable]:
         """`visit_<Node>` of the class for nodes of type `kind` (a function), or None."""
-        try:
-            return cls._visits[kind]
-        except KeyError:
-            found = cls._visits[kind] = cls._own_method(f'visit_{kind.__name__}')
-            return found
+        return cls._method(cls._visits, 'visit_', kind)
 
     @classmethod
     def leave_method(cls, kind: type) -> Optional[Callable]:
         """`leave_<Node>` of the class for nodes of type `kind` (a function), or None."""
+        return cls._method(cls._leaves, 'leave_', kind)
+
+    @classmethod
+    def _method(cls, found: Dict[type, Optional[Callable]], prefix: str,
+                kind: type) -> Optional[Callable]:
         try:
-            return cls._leaves[kind]
+            return found[kind]
         except KeyError:
-            found = cls._leaves[kind] = cls._own_method(f'leave_{kind.__name__}')
-            return found
+            method = found[kind] = cls._own_method(prefix + kind.__name__)
+            return method
 
 
 def _no_field_hook(visitor: object, node: cst.CSTNode, attribute: str) -> None:
