@@ -2,12 +2,15 @@
 
 Research code of the TF1 era trained on GPUs and often fixed its layout in one place:
 `DATA_FORMAT = 'NCHW'` (balancap/SSD-Tensorflow's train_ssd_network.py), or a `data_format`
-flag or parameter defaulting to it. TensorFlow's CPU kernels of convolution, depthwise
+flag or parameter defaulting to it. TensorFlow's own CPU kernels of convolution, depthwise
 convolution and pooling take channels-last only ("The Conv2D op currently only supports the
 NHWC tensor format on the CPU", 2.16 to 2.21), so such a program stops at its first step on a
-machine without a GPU. `slimdata port` writes `data_format_for_this_machine('NCHW')` where a
-program names its layout: the code reads that name everywhere else (`if data_format ==
-'NCHW'`: its transposes and axes), so it runs in either layout.
+machine without a GPU (but where TensorFlow runs oneDNN's kernels, which take both: it turns
+them on by itself on some x86 CPUs, AVX-512 and later; `TF_ENABLE_ONEDNN_OPTS=0` turns them
+off). Channels-last runs on every CPU. `slimdata port` writes
+`data_format_for_this_machine('NCHW')` where a program names its layout: the code reads that
+name everywhere else (`if data_format == 'NCHW'`: its transposes and axes), so it runs in
+either layout.
 """
 
 import functools
