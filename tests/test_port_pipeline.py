@@ -82,10 +82,17 @@ def test_a_trigger_found_without_its_word_boundaries_is_found_where_it_is():
             for trigger in triggers:
                 assert edits.found_in(trigger, text) is (trigger.search(text) is not None), (
                     trigger.pattern[:60], text[:80])
-    # In a character class \b is a backspace: no gate then (it would match less).
-    backspace = re.compile(r'\bx[\b]')
-    assert edits._without_word_boundaries(backspace) is None
-    assert edits.found_in(backspace, 'x\b') and not edits.found_in(backspace, 'ax\b')
+    # Only the \b before a character class (in one, \b is a backspace) or a negative
+    # lookaround (there, removing it matches less) go: each case as the pattern answers.
+    for pattern, text in ((r'\bx[\b]', 'x\b'), (r'\bx[\]\b]', 'x\b'), (r'\bx[]\b]', 'x\b'),
+                          (r'x(?!\bfoo)', 'xfoo'), (r'\bx(?<!\bfoo)', 'x'),
+                          (r'\bab\b[c]', 'ab c'), (r'\bab\b[c]', 'abc')):
+        compiled = re.compile(pattern)
+        for line in (text, 'a' + text, text + 'y'):
+            assert edits.found_in(compiled, line) is (compiled.search(line) is not None), (
+                pattern, line)
+    assert edits._without_word_boundaries(re.compile(r'x(?!\bfoo)')) is None
+    assert edits._without_word_boundaries(re.compile(r'\bx[\b]\by')).pattern == r'x[\b]\by'
     assert edits._without_word_boundaries(re.compile(r'\\b\bx')).pattern == r'\\bx'
 
 

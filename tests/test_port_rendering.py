@@ -197,6 +197,25 @@ def test_the_methods_a_pass_is_called_by_are_libcsts():
                 visitor.events)
 
 
+
+def test_a_pass_s_own_field_hook_is_kept():
+    """A class that defines `on_visit_attribute` itself has it called, as LibCST would."""
+    from slimdata.port.edits import Visitor
+
+    for base in (Visitor, cst.CSTVisitor):
+        class Fields(base):
+            def __init__(self):
+                super().__init__()
+                self.fields = []
+
+            def on_visit_attribute(self, node, attribute):
+                self.fields.append(attribute)
+
+        visitor = Fields()
+        cst.parse_module('f(x)\n').visit(visitor)
+        assert 'func' in visitor.fields and 'args' in visitor.fields
+
+
 NESTED = '''import os
 
 

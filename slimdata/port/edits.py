@@ -138,7 +138,12 @@ class _Hooks:
     LibCST's visitors build the method's name and look it up at every node, call it (most
     are LibCST's stubs, which do nothing), and do so again for every field of every node
     (`visit_<Node>_<field>`, which no pass of the port has): measured, a tenth of a pass's
-    walk. A class that has a field method of its own keeps LibCST's lookups for them.
+    walk. A class that has a field method of its own keeps LibCST's lookups for them, and
+    one that defines `on_visit_attribute` or `on_leave_attribute` keeps its own.
+
+    The methods are the class's, looked up when a walk first meets a node type: unlike
+    LibCST's, an instance attribute named `visit_Name`, a static or class method of that
+    name, or a method set on the class after its first walk is not what is called.
     """
 
     _visits: ClassVar[Dict[type, Optional[Callable]]] = {}
@@ -151,6 +156,8 @@ class _Hooks:
                                 if not klass.__module__.startswith('libcst.')
                                 for name in vars(klass))
         for hook in ('on_visit_attribute', 'on_leave_attribute'):  # LibCST's visitors'
+            if cls._own_method(hook) not in (None, _no_field_hook):
+                continue  # the class's own
             setattr(cls, hook, next(vars(klass)[hook] for klass in cls.__mro__
                                     if klass.__module__.startswith('libcst.')
                                     and hook in vars(klass))
@@ -231,17 +238,23 @@ def found_in(pattern: Pattern[str], code: str) -> bool:
     return (gate is None or gate.search(code) is not None) and pattern.search(code) is not None
 
 
-#: `\b` outside a character class (in one, `[\b]` is a backspace).
+#: A `\b` (not an escaped backslash's b).
 _WORD_BOUNDARY = re.compile(r'(?<!\\)\\b')
+#: Where a `\b` may no longer be an assertion whose removal lets more match: a character
+#: class (`[\b]` is a backspace), a negative lookaround (`(?!\bx)`).
+_NOT_PLAIN = re.compile(r'\[|\(\?<?!')
 
 
 @functools.lru_cache(maxsize=None)
 def _without_word_boundaries(pattern: Pattern[str]) -> Optional[Pattern[str]]:
-    """`pattern` without its `\\b` assertions, or None: it has none, or a character class
-    that may hold one (then no gate)."""
-    if not _WORD_BOUNDARY.search(pattern.pattern) or re.search(r'\[[^\]]*\\b', pattern.pattern):
+    """`pattern` without the `\\b` assertions before its first character class or negative
+    lookaround (the slow ones lead), or None: it has none there (then no gate)."""
+    plain = _NOT_PLAIN.search(pattern.pattern)
+    end = plain.start() if plain else len(pattern.pattern)
+    head = pattern.pattern[:end]
+    if not _WORD_BOUNDARY.search(head):
         return None
-    return re.compile(_WORD_BOUNDARY.sub('', pattern.pattern), pattern.flags)
+    return re.compile(_WORD_BOUNDARY.sub('', head) + pattern.pattern[end:], pattern.flags)
 
 
 class PortTransformer(KeepsUnchanged):
