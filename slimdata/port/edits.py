@@ -122,11 +122,13 @@ _STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
 #: The concrete LibCST node types `statement_filter` skips and `STATEMENTS_ONLY` leaves: a
 #: set lookup by the node's type (LibCST's bases are ABCs, whose `isinstance` costs some ten
 #: times as much; a walk asks it at every node).
-_STATEMENT_TYPES = frozenset(kind for kind in vars(cst).values() if isinstance(kind, type)
-                             and issubclass(kind, _STATEMENTS) and not inspect.isabstract(kind))
-_EXPRESSION_TYPES = frozenset(kind for kind in vars(cst).values() if isinstance(kind, type)
-                              and issubclass(kind, cst.BaseExpression)
-                              and not inspect.isabstract(kind))
+def _concrete_types(bases: Tuple[type, ...]) -> frozenset:
+    return frozenset(kind for kind in vars(cst).values() if isinstance(kind, type)
+                     and issubclass(kind, bases) and not inspect.isabstract(kind))
+
+
+_STATEMENT_TYPES = _concrete_types(_STATEMENTS)
+_EXPRESSION_TYPES = _concrete_types((cst.BaseExpression,))
 
 #: A `visit_<Node>_<field>` or `leave_<Node>_<field>` method (LibCST's node names hold no `_`).
 _FIELD_HOOK = re.compile(r'(?:visit|leave)_[A-Z][A-Za-z]*_[a-z]')
@@ -171,6 +173,10 @@ class _Hooks:
                 return None if klass.__module__.startswith('libcst.') else getattr(cls, name)
         return None
 
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        visit = self.visit_method(type(node))
+        return visit is None or visit(self, node) is not False
+
     @classmethod
     def visit_method(cls, kind: type) -> Optional[Callable]:
         """`visit_<Node>` of the class for nodes of type `kind` (a function), or None."""
@@ -212,8 +218,7 @@ class KeepsUnchanged(_Hooks, cst.CSTTransformer):
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         self._replacements_before.append(self.replacements)
-        visit = self.visit_method(type(node))
-        return visit is None or visit(self, node) is not False
+        return super().on_visit(node)
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):
         leave = self.leave_method(type(original_node))
@@ -556,10 +561,6 @@ def _without_blocks(statement: cst.CSTNode) -> Optional[cst.CSTNode]:
 class Visitor(_Hooks, cst.CSTVisitor):
     """A LibCST visitor (it reads a tree, changes nothing) whose `visit_<Node>` and
     `leave_<Node>` methods are looked up once per node type (`_Hooks`)."""
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        visit = self.visit_method(type(node))
-        return visit is None or visit(self, node) is not False
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         leave = self.leave_method(type(original_node))

@@ -102,7 +102,6 @@ def port_file(text: str, context: Context) -> List[Staged]:
     for stage in STAGES:
         if _on_tree(stage) and python_tree is None:
             python_tree = _python_tree(context, code)
-            context.python_tree = (code, python_tree)  # for the passes' `has_work` too
         if not stage.has_work(code, context):
             continue
         try:
@@ -130,7 +129,8 @@ def _on_tree(stage: Stage) -> TypeGuard[Type[PortTransformer]]:
 
 def _python_tree(context: Context, code: str) -> ast.Module:
     """Python's own tree of `code` (the one a text stage left in `context`, if of the same
-    code); raises `Unparsable` when Python cannot parse it.
+    code), left in `context` for the passes' triggers; raises `Unparsable` when Python cannot
+    parse it.
 
     Checked with Python's own parser first: its messages are the clearest, it is fast (some
     10 microseconds a line), and it refuses the nesting that would take libcst minutes.
@@ -139,11 +139,13 @@ def _python_tree(context: Context, code: str) -> ast.Module:
     if tree is not None:
         return tree
     try:
-        return ast.parse(code, filename=context.path)
+        tree = ast.parse(code, filename=context.path)
     except SyntaxError as error:
         raise Unparsable(error.lineno or 1, f'could not parse: {error.msg}') from error
     except (RecursionError, MemoryError, ValueError) as error:
         raise Unparsable(1, f'could not parse: {type(error).__name__}: {error}') from error
+    context.python_tree = (code, tree)
+    return tree
 
 
 def _ported(text: str, context: Context

@@ -430,7 +430,7 @@ def _pattern_and_type_names(statement: ast.stmt) -> Iterator[str]:
     if isinstance(statement, getattr(ast, 'TypeAlias', ())):
         roots.append(statement)
     for node in (node for root in roots for node in ast.walk(root)):
-        if isinstance(node, ast.expr) and node is not statement:
+        if isinstance(node, ast.expr):
             continue
         for field in ('name', 'rest'):
             bound = getattr(node, field, None)

@@ -97,7 +97,6 @@ class DivisionPass(PortTransformer):
         tree = self.facts.python_tree()
         return _division_lines(tree, self.facts.code) if tree is not None else None
 
-
     def leave_BinaryOperation(self, original: cst.BinaryOperation,
                               updated: cst.BinaryOperation) -> cst.BaseExpression:
         if not isinstance(original.operator, cst.Divide):
