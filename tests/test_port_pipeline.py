@@ -254,6 +254,34 @@ def test_each_parser_reads_a_python_2_file_once(monkeypatch):
     assert parses['ast'].count(python_2_output) == 1
 
 
+def _counting_python_parses(monkeypatch):
+    parsed = []
+    parse = pipeline.ast.parse
+    monkeypatch.setattr(pipeline.ast, 'parse', lambda source, *args, **kwargs: (
+        parsed.append(source), parse(source, *args, **kwargs))[1])
+    return parsed
+
+
+def test_the_tree_read_for_python_2_evidence_serves_the_stages(monkeypatch):
+    """Every file is parsed before the stages (is it Python 2?). That tree serves the stages
+    when they get the same text: a Python 3 file, and one the Python 2 stage runs on through
+    its importer and leaves as it is, are parsed by Python once. Beyond `KEPT_TREE_LINES` the
+    trees are not kept: each is parsed again, to the same result."""
+    sources = {'train.py': 'import tensorflow as tf\nimport model\nprint "step"\n',
+               'model.py': 'import tensorflow as tf\nslim = tf.contrib.slim\n\n\n'
+                           'def net(x):\n    return slim.flatten(x)\n',
+               'plain.py': 'import tensorflow as tf\nx = tf.contrib.slim.flatten\n'}
+    parsed = _counting_python_parses(monkeypatch)
+    kept = pipeline.port_sources(dict(sources), tf_upgrade=None)
+    notes = kept[0]['model.py'][1]
+    assert any('Python 2 code' in note.message for note in notes), notes  # by its importer
+    assert parsed.count(sources['model.py']) == 1 and parsed.count(sources['plain.py']) == 1
+    parsed.clear()
+    monkeypatch.setattr(pipeline, 'KEPT_TREE_LINES', 0)
+    assert pipeline.port_sources(dict(sources), tf_upgrade=None) == kept
+    assert parsed.count(sources['model.py']) == 2 and parsed.count(sources['plain.py']) == 2
+
+
 def test_what_is_alive_when_a_port_starts_is_frozen_until_it_ends(monkeypatch):
     """The objects alive when a port starts are out of the cycle collector's sight while it
     runs (`gc.freeze`), and back after; a caller's own freeze is left as it was."""

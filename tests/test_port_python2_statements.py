@@ -89,13 +89,31 @@ def test_what_is_set_aside_is_put_back_as_it_was(path):
 
 
 def test_a_moved_placeholder_is_refused():
-    code = 'import os\n\ndef f():\n    return 1\n\n\ndef g():\n    return 2\n'
-    copy, aside = set_aside(code, lambda first, last: False)
+    code = 'import os\n\ndef f():\n    return 1\n\nprint "x"\n\ndef g():\n    return 2\n'
+    copy, aside = set_aside(code, lambda first, last: first <= 6 <= last)
     assert len(aside) == 2 and put_back(copy, code, aside) == code
     lines = copy.splitlines(True)
     assert put_back(''.join(lines[:3] + ['    x = 1\n'] + lines[3:]), code, aside) is None
     assert put_back(copy.replace('_slimdata_set_aside_1_', 'y'), code, aside) is None
     assert put_back(copy.replace('_1_\n', '_1_\nz = 2\n'), code, aside) is None
+
+
+def test_a_run_of_statements_set_aside_is_one_placeholder():
+    """Sibling statements none of which is needed, one after the other, are one placeholder
+    (comments and blank lines between them included); each run is put back as it was."""
+    code = ('import os\n\n\ndef f():\n    return 1\n# about h\ndef h():\n    return 2\n\n\n'
+            'print "x"\n\n\ndef g():\n    # g\n    a = 1\n    print a\n    b = 2\n    c = 3\n'
+            '\n# between\nclass C:\n    pass\n')
+    needed = {11, 17}  # the print statements
+    copy, aside = set_aside(code, lambda first, last: any(
+        first <= line <= last for line in needed))
+    assert aside == [(4, 8), (16, 16), (18, 19), (22, 23)]
+    assert copy.splitlines() == [
+        'import os', '', '', 'pass  # _slimdata_set_aside_0_', '', '', '', '', '', '',
+        'print "x"', '', '', 'def g():', '    # g', '    pass  # _slimdata_set_aside_1_',
+        '    print a', '    pass  # _slimdata_set_aside_2_', '', '', '# between',
+        'pass  # _slimdata_set_aside_3_', '']
+    assert put_back(copy, code, aside) == code
 
 
 def _fissix_cases():
@@ -184,8 +202,7 @@ def test_imports_are_kept_where_a_fixer_may_add_one(monkeypatch):
     plain = code.replace("intern('x')", 'os.sep')
     copy, _ = python2_statements.set_aside(plain, MatchedLines.matching(
         plain, *python2._needed_text()).any_in)
-    assert copy.startswith('"""A module."""\npass  # _slimdata_set_aside_0_\n'
-                           'pass  # _slimdata_set_aside_1_\n')
+    assert copy.startswith('"""A module."""\npass  # _slimdata_set_aside_0_\n\n')
     # fissix reads `from __future__ import print_function` in the copy: it is kept.
     future = '"""A module."""\nfrom __future__ import print_function\n' + plain
     copy, _ = python2_statements.set_aside(future, MatchedLines.matching(

@@ -17,7 +17,8 @@ exits 1).
 
 import ast
 import dataclasses
-from typing import Dict, List, Optional, Protocol, Sequence, Tuple, Type, TypeGuard, Union, cast
+from typing import (Dict, List, Mapping, Optional, Protocol, Sequence, Set, Tuple, Type, TypeGuard,
+                    Union, cast)
 
 import libcst as cst
 
@@ -39,7 +40,7 @@ from slimdata.port.flags import FlagDefaultsPass
 from slimdata.port.indentation import IndentationStage
 from slimdata.port.layers import LayersPass
 from slimdata.port.names import NamesPass
-from slimdata.port.python2 import Python2ParseError, Python2Stage, shows_python_2
+from slimdata.port.python2 import Python2ParseError, Python2Stage, read_for_python_2
 from slimdata.port.python2_imports import python_2_by_imports
 from slimdata.port.scopes import ScopeValuesPass
 from slimdata.port.star_imports import star_imported_names
@@ -190,8 +191,7 @@ def _port_sources(sources: Dict[str, str], tf_upgrade: Optional[str]
     paths = frozenset(sources)
     for path, code in sources.items():
         texts[path], endings[path] = lines.split_endings(code)
-    # Python 2 by its own text (each file is read once for it: a parse and a search).
-    evident = {path for path, text in texts.items() if shows_python_2(text)}
+    evident, trees = _read_for_python_2(texts)
     by_imports = python_2_by_imports(sources, evident)
     star_imported = star_imported_names(sources)
     total_lines = sum(_line_count(code) for code in sources.values())
@@ -200,6 +200,7 @@ def _port_sources(sources: Dict[str, str], tf_upgrade: Optional[str]
             context = Context(path, paths, report_unknown_contrib=not tf_upgrade,
                               python_2=path in by_imports, shows_python_2=path in evident,
                               python_2_by_imports=by_imports.get(path, ''),
+                              python_tree=trees.pop(path, None),
                               star_imported=star_imported.get(path, {}))
             with garbage_collection_paused():
                 stages, failure = _ported(texts[path], context)
@@ -224,6 +225,30 @@ def _port_sources(sources: Dict[str, str], tf_upgrade: Optional[str]
                 notes = [note for note in notes if note.kind != CHANGED]
             results[path] = (lines.restore_endings(texts[path], endings[path], final), notes)
     return results, problems
+
+
+#: The lines whose Python trees `_read_for_python_2` keeps for the stages: some 1.2 KB a line,
+#: so about 35 MB at most.
+KEPT_TREE_LINES = 30_000
+
+
+def _read_for_python_2(texts: Mapping[str, str]
+                       ) -> Tuple[Set[str], Dict[str, Tuple[str, ast.Module]]]:
+    """(the paths whose text shows Python 2, {path: (text, Python's tree of it)}): each file is
+    read once for it, a parse and a search, before the stages, since a file's importers decide
+    too (`python2_imports`). The trees are kept for the stages, which would parse the same
+    text again, up to `KEPT_TREE_LINES` lines in all."""
+    evident: Set[str] = set()
+    trees: Dict[str, Tuple[str, ast.Module]] = {}
+    kept_lines = 0
+    for path, text in texts.items():
+        shows, tree = read_for_python_2(text)
+        if shows:
+            evident.add(path)
+        if tree is not None and kept_lines + _line_count(text) <= KEPT_TREE_LINES:
+            trees[path] = (text, tree)
+            kept_lines += _line_count(text)
+    return evident, trees
 
 
 def _final_notes(original: str, stages: List[Staged]) -> List[Note]:

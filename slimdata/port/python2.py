@@ -214,21 +214,27 @@ def shows_python_2(code: str) -> bool:
     """Whether `code` is Python 2 by its own text: Python 3 cannot parse it, or it shows
     `PYTHON_2_EVIDENCE` outside the guards of code written for both Pythons (`_guarded_lines`:
     `try: import queue` / `except ImportError: import Queue as queue`, `if six.PY2:`)."""
+    return read_for_python_2(code)[0]
+
+
+def read_for_python_2(code: str) -> Tuple[bool, Optional[ast.Module]]:
+    """(`shows_python_2(code)`, Python 3's tree of `code`, or None where it does not parse):
+    the tree, which the check parses anyway, can serve the stages after it."""
     try:
         tree = ast.parse(code)
     except SyntaxError:  # what Python 2 code has
-        return True
+        return True, None
     except (ValueError, RecursionError, MemoryError):
         # Refused for another reason (nesting too deep): no Python 2 matter, the pipeline's
         # own check reports it.
-        return PYTHON_2_EVIDENCE.search(code) is not None
+        return PYTHON_2_EVIDENCE.search(code) is not None, None
     guarded: Optional[Set[int]] = None
     for match in PYTHON_2_EVIDENCE.finditer(code):
         if guarded is None:  # only for a file with evidence: one walk of its tree
             guarded = _guarded_lines(tree)
         if code.count('\n', 0, match.start()) + 1 not in guarded:
-            return True
-    return False
+            return True, tree
+    return False, tree
 
 
 #: What a `try` catches when it tries one Python's name, then the other's.
@@ -303,7 +309,6 @@ def _fixed(code: str, context: Context, notes: List[Note]) -> str:
     no Python 3: what the fixers needed was in a statement set aside). Raises
     `Python2ParseError` when fissix cannot parse `code`."""
     tool, path = _tool(), context.path
-    context.python_tree = None
     needed = _needed_text()
     if needed is not None:
         if _ADDS_IMPORTS.search(code):
@@ -332,7 +337,10 @@ def _fixed(code: str, context: Context, notes: List[Note]) -> str:
 def _python_3_parses(code: str, context: Context) -> bool:
     """Whether Python 3 parses `code`, its indentation's tabs read as Python 2 did (the
     indentation stage expands them next); its tree is left in `context` for the LibCST passes
-    (the parse then costs nothing more)."""
+    (the parse then costs nothing more); one left there already is taken (the fixers may have
+    changed nothing)."""
+    if context.python_tree_of(code) is not None:
+        return True
     parse_errors = (SyntaxError, ValueError, RecursionError, MemoryError)
     try:
         context.python_tree = (code, ast.parse(code))

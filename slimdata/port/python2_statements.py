@@ -3,13 +3,13 @@
 fissix's parser is pure Python: parsing a file costs four fifths of the Python 2 stage (some
 200 CPU microseconds a line), while the fixers act on a fifth of its lines or less (a
 `print`, an `xrange`, an `except E, e`). So the stage hands fissix a copy of the file in which
-every statement none of whose lines the fixers need (`set_aside`) is one placeholder line,
-`<indent>pass  # _slimdata_set_aside_<n>_`, followed by blank lines to its old length: the copy
-keeps every line number (the fixers' notes stay right) and its blocks stay blocks. A `pass`,
-its number in a comment: fissix's parser takes a name through some fifteen grammar rules and
-a `pass` through three (measured on seglink: the parser's steps halved, against a placeholder
-name). After the fixers,
-`put_back` puts each statement set aside back in place of its placeholder, as it was.
+each run of sibling statements none of whose lines the fixers need (`set_aside`) is one
+placeholder line, `<indent>pass  # _slimdata_set_aside_<n>_`, followed by blank lines to the
+run's old length: the copy keeps every line number (the fixers' notes stay right) and its
+blocks stay blocks. A `pass`, its number in a comment: fissix's parser takes a name through
+some fifteen grammar rules and a `pass` through three (measured on seglink: the parser's
+steps halved, against a placeholder name). After the fixers, `put_back` puts each run set
+aside back in place of its placeholder, as it was.
 
 Statements are found on the text, with no parser (Python 3's cannot read a `print` statement,
 fissix's is the cost saved): logical lines by a scan of strings, comments, brackets and line
@@ -128,27 +128,36 @@ def statements(code: str) -> List[Statement]:
 
 
 def set_aside(code: str, needed: Callable[[int, int], bool]) -> Tuple[str, List[Tuple[int, int]]]:
-    """(a copy of `code` in which each statement for whose lines `needed(first, last)` is
-    false is a placeholder, the lines (first, last) each placeholder stands for). The first
+    """(a copy of `code` in which each run of sibling statements for whose lines
+    `needed(first, last)` is false is one placeholder, the lines (first, last) each
+    placeholder stands for). A run is one placeholder, not one each: fissix's tokenizer and
+    parser then see one `pass` where a module of small functions had dozens. The first
     statement is always kept: fissix reads the file's `from __future__` features from the
     statements that open it."""
     lines = code.splitlines(True)
     set_aside_lines: List[Tuple[int, int]] = []
 
-    def visit(statement: Statement, keep: bool) -> None:
-        if keep or needed(statement.first, statement.last):
-            for block in statement.blocks:
-                for inner in block:
-                    visit(inner, False)
-            return
-        first, last = statement.first, statement.last
+    def set_aside_run(first: int, last: int) -> None:
         indent = lines[first - 1][:len(lines[first - 1]) - len(lines[first - 1].lstrip(' \t\f'))]
         lines[first - 1] = f'{indent}pass  # _slimdata_set_aside_{len(set_aside_lines)}_\n'
         lines[first:last] = ['\n'] * (last - first)
         set_aside_lines.append((first, last))
 
-    for index, statement in enumerate(statements(code)):
-        visit(statement, index == 0)
+    def visit_block(block: Sequence[Statement], keep_first: bool) -> None:
+        run: List[Statement] = []  # statements not needed, one after the other
+        for index, statement in enumerate(block):
+            if (keep_first and index == 0) or needed(statement.first, statement.last):
+                if run:
+                    set_aside_run(run[0].first, run[-1].last)
+                    run = []
+                for inner in statement.blocks:
+                    visit_block(inner, False)
+            else:
+                run.append(statement)
+        if run:
+            set_aside_run(run[0].first, run[-1].last)
+
+    visit_block(statements(code), True)
     return ''.join(lines), set_aside_lines
 
 
