@@ -96,6 +96,35 @@ def test_a_trigger_found_without_its_word_boundaries_is_found_where_it_is():
     assert edits._without_word_boundaries(re.compile(r'\\b\bx')).pattern == r'\\bx'
 
 
+def test_a_trigger_is_searched_alternative_by_alternative():
+    """`found_in` searches each top-level alternative of a pattern alone (a `|` inside a
+    group, a character class or escaped does not split it), and a pattern whose alternatives
+    could match otherwise alone (a backreference, a conditional, a verbose pattern) whole; it
+    answers as the pattern's own search."""
+    split = [trigger for stage in pipeline.STAGES if hasattr(stage, 'TRIGGER')
+             for trigger in [stage.TRIGGER] if len(edits._top_level_alternatives(trigger)) > 1]
+    assert len(split) >= 5
+
+    def alternatives(pattern, flags=0):
+        return [alternative.pattern
+                for alternative in edits._top_level_alternatives(re.compile(pattern, flags))]
+
+    assert alternatives(r'a|b(c|d)|[|]|\||[]|]x|[^]|]y|[\]|]z|(?m:^v|w)') == [
+        'a', 'b(c|d)', '[|]', r'\|', '[]|]x', '[^]|]y', r'[\]|]z', '(?m:^v|w)']
+    assert alternatives(r'(a)|b\1') == [r'(a)|b\1']
+    assert alternatives(r'(?P<x>a)|(?P=x)') == [r'(?P<x>a)|(?P=x)']
+    assert alternatives(r'(a)?(?(1)b|c)|d') == [r'(a)?(?(1)b|c)|d']
+    assert alternatives('a # x|y\n|b', re.VERBOSE) == ['a # x|y\n|b']
+    assert alternatives('(?i)a|b') == ['(?i)a', 'b']
+    for pattern, flags in ((r'\bfoo\(|[|]\bbar|\bbaz\b', 0), ('(?i)x|Y', 0),
+                           (r'(a)|b\1', 0), ('^q|z$', re.MULTILINE)):
+        compiled = re.compile(pattern, flags)
+        for text in ('foo(', 'a foo (', '|bar', 'x|barn', 'bazz', 'baz', 'X', 'y', 'bb',
+                     'b', 'w\nq', 'z\nw', 'nothing'):
+            assert edits.found_in(compiled, text) is (compiled.search(text) is not None), (
+                pattern, text)
+
+
 #: A module each of the other passes has work in (a package's, for the relative imports).
 OTHER_PASSES = """import cv2
 import pickle
