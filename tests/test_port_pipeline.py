@@ -10,7 +10,7 @@ import pytest
 
 from port_snippets import PYTHON_2_TAIL
 from slimdata import cli
-from slimdata.port import edits, pipeline
+from slimdata.port import edits, patterns, pipeline
 from slimdata.port.edits import PortTransformer
 from test_port_tree import FIXTURE, LINE_NUMBERS, NET, PY3_SNIPPETS
 
@@ -72,15 +72,15 @@ def _sources():
 
 
 def test_a_trigger_found_without_its_word_boundaries_is_found_where_it_is():
-    """`edits.found_in`: the same answer as the trigger's own search, line by line of real
+    """`patterns.found_in`: the same answer as the trigger's own search, line by line of real
     code, for every stage's trigger (each line a text of its own: most match nowhere)."""
     triggers = [stage.TRIGGER for stage in pipeline.STAGES if hasattr(stage, 'TRIGGER')]
-    gated = [trigger for trigger in triggers if edits._without_word_boundaries(trigger)]
+    gated = [trigger for trigger in triggers if patterns._without_word_boundaries(trigger)]
     assert len(gated) >= 10  # most triggers start with \b
     for code in _sources():
         for text in [code, *code.splitlines()]:
             for trigger in triggers:
-                assert edits.found_in(trigger, text) is (trigger.search(text) is not None), (
+                assert patterns.found_in(trigger, text) is (trigger.search(text) is not None), (
                     trigger.pattern[:60], text[:80])
     # Only the \b before a character class (in one, \b is a backspace) or a negative
     # lookaround (there, removing it matches less) go: each case as the pattern answers.
@@ -89,11 +89,11 @@ def test_a_trigger_found_without_its_word_boundaries_is_found_where_it_is():
                           (r'\bab\b[c]', 'ab c'), (r'\bab\b[c]', 'abc')):
         compiled = re.compile(pattern)
         for line in (text, 'a' + text, text + 'y'):
-            assert edits.found_in(compiled, line) is (compiled.search(line) is not None), (
+            assert patterns.found_in(compiled, line) is (compiled.search(line) is not None), (
                 pattern, line)
-    assert edits._without_word_boundaries(re.compile(r'x(?!\bfoo)')) is None
-    assert edits._without_word_boundaries(re.compile(r'\bx[\b]\by')).pattern == r'x[\b]\by'
-    assert edits._without_word_boundaries(re.compile(r'\\b\bx')).pattern == r'\\bx'
+    assert patterns._without_word_boundaries(re.compile(r'x(?!\bfoo)')) is None
+    assert patterns._without_word_boundaries(re.compile(r'\bx[\b]\by')).pattern == r'x[\b]\by'
+    assert patterns._without_word_boundaries(re.compile(r'\\b\bx')).pattern == r'\\bx'
 
 
 def test_a_trigger_is_searched_alternative_by_alternative():
@@ -102,12 +102,12 @@ def test_a_trigger_is_searched_alternative_by_alternative():
     could match otherwise alone (a backreference, a conditional, a verbose pattern) whole; it
     answers as the pattern's own search."""
     split = [trigger for stage in pipeline.STAGES if hasattr(stage, 'TRIGGER')
-             for trigger in [stage.TRIGGER] if len(edits._top_level_alternatives(trigger)) > 1]
+             for trigger in [stage.TRIGGER] if len(patterns.alternatives(trigger)) > 1]
     assert len(split) >= 5
 
     def alternatives(pattern, flags=0):
         return [alternative.pattern
-                for alternative in edits._top_level_alternatives(re.compile(pattern, flags))]
+                for alternative in patterns.alternatives(re.compile(pattern, flags))]
 
     assert alternatives(r'a|b(c|d)|[|]|\||[]|]x|[^]|]y|[\]|]z|(?m:^v|w)') == [
         'a', 'b(c|d)', '[|]', r'\|', '[]|]x', '[^]|]y', r'[\]|]z', '(?m:^v|w)']
@@ -121,7 +121,7 @@ def test_a_trigger_is_searched_alternative_by_alternative():
         compiled = re.compile(pattern, flags)
         for text in ('foo(', 'a foo (', '|bar', 'x|barn', 'bazz', 'baz', 'X', 'y', 'bb',
                      'b', 'w\nq', 'z\nw', 'nothing'):
-            assert edits.found_in(compiled, text) is (compiled.search(text) is not None), (
+            assert patterns.found_in(compiled, text) is (compiled.search(text) is not None), (
                 pattern, text)
 
 

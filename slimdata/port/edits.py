@@ -8,7 +8,6 @@ for every change it makes and every line it could not port, with the line number
 import ast
 import contextlib
 import dataclasses
-import functools
 import gc
 import inspect
 import re
@@ -44,6 +43,7 @@ from libcst.metadata import (
 )
 
 from slimdata.port.facts import MatchedLines, TreeFacts
+from slimdata.port.patterns import found_in
 from slimdata.port.qualified import UNSCOPED
 from slimdata.port.rendering import Renderings, code_after_pass
 
@@ -227,87 +227,6 @@ class KeepsUnchanged(_Hooks, cst.CSTTransformer):
             self.replacements += 1
         before = self._replacements_before.pop()
         return original_node if result is updated_node and self.replacements == before else result
-
-
-def found_in(pattern: Pattern[str], code: str) -> bool:
-    """Whether `pattern` matches in `code`: each of its top-level alternatives searched alone,
-    first without its word boundaries.
-
-    Python's `re` finds a pattern that starts with a literal by a fast scan for it, and
-    tries one that starts with `\\b`, or with an alternation, at every position: 3 to 25
-    times as slow (measured on the port's triggers, half of which start so; their search was
-    some 6% of a port; TensorFlow 0.x's five alternatives alone: a third of their alternation's
-    time). `A|B` matches somewhere exactly where `A` or `B` does. Without its `\\b`s a pattern
-    matches wherever it did (an assertion only rules matches out), so where that one finds
-    nothing neither would the pattern; where it finds something the pattern is searched
-    itself.
-    """
-    return any((gate is None or gate.search(code) is not None) and alternative.search(code)
-               is not None for alternative, gate in _searches(pattern))
-
-
-@functools.lru_cache(maxsize=None)
-def _searches(pattern: Pattern[str]) -> Tuple[Tuple[Pattern[str], Optional[Pattern[str]]], ...]:
-    """(each top-level alternative of `pattern`, its gate `_without_word_boundaries`)."""
-    alternatives = _top_level_alternatives(pattern)
-    return tuple((alternative, _without_word_boundaries(alternative))
-                 for alternative in alternatives)
-
-
-#: What a pattern split into its alternatives may no longer match alike: a backreference or a
-#: conditional (group numbers change), a verbose pattern's comments (a `|` in them).
-_NOT_SPLIT = re.compile(r'\\[1-9]|\(\?P=|\(\?\(')
-
-
-def _top_level_alternatives(pattern: Pattern[str]) -> List[Pattern[str]]:
-    """The alternatives of `pattern`'s top-level `|` compiled alone (with its flags), or
-    [pattern] where it has none or where they may not match alike (`_NOT_SPLIT`)."""
-    text = pattern.pattern
-    if pattern.flags & re.VERBOSE or _NOT_SPLIT.search(text):
-        return [pattern]
-    bars, depth, index, in_class = [], 0, 0, False
-    while index < len(text):
-        char = text[index]
-        if char == '\\':
-            index += 1  # the escaped character is a literal
-        elif in_class:
-            in_class = char != ']'
-        elif char == '[':
-            in_class = True
-            # A `]` first in a class (after its `^`) is a literal, not the class's end.
-            index += text.startswith('^', index + 1)
-            index += text.startswith(']', index + 1)
-        elif char == '(':
-            depth += 1
-        elif char == ')':
-            depth -= 1
-        elif char == '|' and depth == 0:
-            bars.append(index)
-        index += 1
-    if not bars:
-        return [pattern]
-    bounds = [-1, *bars, len(text)]
-    return [re.compile(text[start + 1:end], pattern.flags)
-            for start, end in zip(bounds, bounds[1:])]
-
-
-#: A `\b` (not an escaped backslash's b).
-_WORD_BOUNDARY = re.compile(r'(?<!\\)\\b')
-#: Where a `\b` may no longer be an assertion whose removal lets more match: a character
-#: class (`[\b]` is a backspace), a negative lookaround (`(?!\bx)`).
-_NOT_PLAIN = re.compile(r'\[|\(\?<?!')
-
-
-@functools.lru_cache(maxsize=None)
-def _without_word_boundaries(pattern: Pattern[str]) -> Optional[Pattern[str]]:
-    """`pattern` without the `\\b` assertions before its first character class or negative
-    lookaround (the slow ones lead), or None: it has none there (then no gate)."""
-    plain = _NOT_PLAIN.search(pattern.pattern)
-    end = plain.start() if plain else len(pattern.pattern)
-    head = pattern.pattern[:end]
-    if not _WORD_BOUNDARY.search(head):
-        return None
-    return re.compile(_WORD_BOUNDARY.sub('', head) + pattern.pattern[end:], pattern.flags)
 
 
 class PortTransformer(KeepsUnchanged):

@@ -36,6 +36,7 @@ from typing import (
 
 import libcst as cst
 
+from slimdata.port.patterns import alternatives
 from slimdata.port.qualified import ModuleNames, every_statement, top_indexes
 
 _NOT_YET = object()  # a fact not computed yet
@@ -85,7 +86,10 @@ class TreeFacts:
         return cast(Dict[int, Span], self._spans)
 
     def matched_lines(self, pattern: Pattern[str]) -> 'MatchedLines':
-        return MatchedLines.matching(self.code, pattern)
+        """The lines a match of `pattern` starts or goes on in: of each of its alternatives,
+        searched alone (faster: `patterns`), which may add lines to its own matches' (a
+        match of one alternative inside or beside another's), never lose one."""
+        return MatchedLines.matching(self.code, *alternatives(pattern))
 
     def lines_of(self, kinds: Tuple[type, ...], test=lambda node: True,
                  text: Optional[Pattern[str]] = None) -> Optional['MatchedLines']:

@@ -17,8 +17,20 @@ exits 1).
 
 import ast
 import dataclasses
-from typing import (Dict, List, Mapping, Optional, Protocol, Sequence, Set, Tuple, Type, TypeGuard,
-                    Union, cast)
+from typing import (
+    Dict,
+    List,
+    Mapping,
+    Optional,
+    Protocol,
+    Sequence,
+    Set,
+    Tuple,
+    Type,
+    TypeGuard,
+    Union,
+    cast,
+)
 
 import libcst as cst
 
