@@ -401,3 +401,17 @@ def test_binding_reads_answer_each_kind_of_use():
         'late_global': None}
     assert {bound: read for bound, _, read in found if answers[bound] is not None} == {
         bound: answer for bound, answer in answers.items() if answer is not None}
+
+
+def test_every_node_is_ast_walk_s_nodes():
+    """`qualified.every_node` gives the nodes `ast.walk` gives (in another order), each once,
+    for real code and for a lone expression."""
+    for _, code in _corpus():
+        tree = ast.parse(code)
+        walked = list(ast.walk(tree))
+        nodes = qualified.every_node(tree)
+        assert len(nodes) == len(walked) and {id(node) for node in nodes} == {
+            id(node) for node in walked}
+    expression = ast.parse('f(a, *b, k=[c for c in d])', mode='eval').body
+    assert sorted(type(node).__name__ for node in qualified.every_node(expression)) == sorted(
+        type(node).__name__ for node in ast.walk(expression))

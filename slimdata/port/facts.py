@@ -37,7 +37,7 @@ from typing import (
 import libcst as cst
 
 from slimdata.port.patterns import alternatives
-from slimdata.port.qualified import ModuleNames, every_statement, top_indexes
+from slimdata.port.qualified import ModuleNames, every_node, every_statement, top_indexes
 
 _NOT_YET = object()  # a fact not computed yet
 
@@ -59,6 +59,7 @@ class TreeFacts:
         self._symbols: object = _NOT_YET  # Python's symbol table of the code
         self._imported: object = _NOT_YET  # name bound -> what the imports bind to it
         self._code_lines: Optional[List[str]] = None
+        self._nodes: Optional[List[ast.AST]] = None  # every node of Python's tree
 
     def python_tree(self) -> Optional[ast.Module]:
         if self._tree is _NOT_YET:
@@ -67,6 +68,12 @@ class TreeFacts:
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 self._tree = None
         return cast(Optional[ast.Module], self._tree)
+
+    def _every_node(self) -> List[ast.AST]:
+        """Every node of Python's tree (which the caller has), walked once for all facts."""
+        if self._nodes is None:
+            self._nodes = every_node(cast(ast.Module, self.python_tree()))
+        return self._nodes
 
     def module_names(self) -> Optional[ModuleNames]:
         if self._names is _NOT_YET:
@@ -122,7 +129,7 @@ class TreeFacts:
             chains: Optional[Dict[str, Set[str]]] = None
             if tree is not None:
                 chains = {}
-                for node in ast.walk(tree):
+                for node in self._every_node():
                     if isinstance(node, ast.Attribute):
                         parts = [node.attr]
                         value = node.value
@@ -144,7 +151,7 @@ class TreeFacts:
             read: Optional[Set[str]] = None
             if tree is not None:
                 read = set()
-                for node in ast.walk(tree):
+                for node in self._every_node():
                     if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
                         read.add(node.id)
                         if isinstance(node.ctx, ast.Del):
@@ -179,10 +186,9 @@ class TreeFacts:
         return None if self._read_in_a_comprehension(name) else False
 
     def _read_in_a_comprehension(self, name: str) -> bool:
-        tree = cast(ast.Module, self.python_tree())
         return any(isinstance(inner, ast.Name) and inner.id == name
-                   for node in ast.walk(tree) if isinstance(node, _INLINED_COMPREHENSIONS)
-                   for inner in ast.walk(node))
+                   for node in self._every_node() if isinstance(node, _INLINED_COMPREHENSIONS)
+                   for inner in every_node(node))
 
     def _scope_at(self, line: int) -> Optional[symtable.SymbolTable]:
         """The symbol table of the innermost function, class or module holding `line`."""
@@ -195,7 +201,7 @@ class TreeFacts:
         table = cast(Optional[symtable.SymbolTable], self._symbols)
         if tree is None or table is None:
             return None
-        holding = sorted((node for node in ast.walk(tree) if isinstance(node, _SCOPE_NODES)
+        holding = sorted((node for node in self._every_node() if isinstance(node, _SCOPE_NODES)
                           and node.lineno <= line <= cast(int, node.end_lineno)),
                          key=lambda node: node.lineno)
         for node in holding:
@@ -279,7 +285,7 @@ def node_lines(tree: ast.Module, code: str, kinds: Tuple[type, ...], test=lambda
         hinted = MatchedLines.matching(code, text)
         roots = [statement for statement in tree.body
                  if hinted.any_in(_first_line(statement), cast(int, statement.end_lineno))]
-    return MatchedLines([line for root in roots for node in ast.walk(root)
+    return MatchedLines([line for root in roots for node in every_node(root)
                          if isinstance(node, kinds) and test(node) for line in range(
                              cast(ast.expr, node).lineno,
                              cast(int, cast(ast.expr, node).end_lineno) + 1)])
@@ -342,7 +348,7 @@ def _bound_by(statement: ast.stmt) -> Iterator[str]:
     targets = (statement.targets if isinstance(statement, ast.Assign)
                else [cast(Union[ast.AnnAssign, ast.AugAssign], statement).target])
     for target in targets:
-        for node in ast.walk(target):
+        for node in every_node(target):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 yield node.id
 

@@ -75,6 +75,7 @@ from fissix.pgen2.tokenize import TokenError
 from slimdata.port import python2_statements
 from slimdata.port.edits import CHANGED, NOT_PORTED, Context, Note
 from slimdata.port.facts import MatchedLines, words_pattern
+from slimdata.port.qualified import every_node
 
 #: The modules the slimdata port's StringIO pass ports (to io.BytesIO where they hold image
 #: bytes, reported where uncertain); 2to3 makes them io.StringIO, which holds text only.
@@ -249,7 +250,7 @@ def _guarded_lines(tree: ast.Module) -> Set[int]:
     `try` with a handler of `_COMPATIBILITY_ERRORS` (or a bare one), an `if` testing the
     Python version. Code written for both Pythons keeps its Python 2 names there."""
     lines: Set[int] = set()
-    for node in ast.walk(tree):
+    for node in every_node(tree):
         guarded: ast.stmt
         if isinstance(node, ast.Try) and any(
                 handler.type is None or _COMPATIBILITY_ERRORS & {
@@ -259,7 +260,7 @@ def _guarded_lines(tree: ast.Module) -> Set[int]:
                 for handler in node.handlers):
             guarded = node
         elif isinstance(node, ast.If) and any(
-                _VERSION_NAMES.match(_last_name(part)) for part in ast.walk(node.test)):
+                _VERSION_NAMES.match(_last_name(part)) for part in every_node(node.test)):
             guarded = node
         else:
             continue
