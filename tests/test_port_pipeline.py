@@ -283,6 +283,19 @@ def test_each_parser_reads_a_python_2_file_once(monkeypatch):
     assert parses['ast'].count(python_2_output) == 1
 
 
+def test_after_a_libcst_pass_a_trigger_reads_python_s_tree_of_its_code():
+    """A trigger that reads Python's tree (division: a `/` that divides) reads the tree of the
+    code the last LibCST pass left: a Python 2 file whose only `/` is in a comment runs no
+    division pass after the names pass changed it, and one with a real division does."""
+    code = 'import tensorflow as tf\nslim = tf.contrib.slim\nx = slim.flatten  # a/b\nprint "x"\n'
+    names = [stage.stage for stage in pipeline.port_file(code, edits.Context('m.py'))]
+    assert names[0] == 'python 2' and 'names' in names and 'division' not in names, names
+    divides = code.replace('# a/b', '\ny = len(x) / 2')
+    staged = pipeline.port_file(divides, edits.Context('m.py'))
+    assert 'division' in [stage.stage for stage in staged]
+    assert 'len(x) // 2' in staged[-1].code
+
+
 def _counting_python_parses(monkeypatch):
     parsed = []
     parse = pipeline.ast.parse

@@ -66,9 +66,10 @@ class Context:
     `python_2_by_imports` says which, see `python2_imports`); `shows_python_2`: whether its
     own text shows Python 2 (`python2.shows_python_2`), when known before the stages.
     `python_tree`, `libcst_module`: (code, Python's tree of it) and (code, LibCST's) of the
-    code a text stage returned, when the stage parsed it already (the LibCST passes take them
-    for the same code). `star_imported`: the names the file gets from its star imports of
-    other files of the tree, {name: qualified name} (`star_imports`).
+    code a text stage returned, or that the check for Python 2 before the stages read, when
+    parsed already (the LibCST passes take them for the same code); `tree_facts`: the facts of the code the last LibCST pass left.
+    `star_imported`: the names the file gets from its star imports of other files of the
+    tree, {name: qualified name} (`star_imports`).
     """
     path: str = ''
     paths: frozenset = frozenset()
@@ -79,10 +80,15 @@ class Context:
     python_tree: Optional[Tuple[str, ast.Module]] = None
     libcst_module: Optional[Tuple[str, cst.Module]] = None
     star_imported: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    tree_facts: Optional[TreeFacts] = None
 
     def python_tree_of(self, code: str) -> Optional[ast.Module]:
-        """Python's tree of `code` a stage left, or None."""
-        return _tree_of(self.python_tree, code)
+        """Python's tree of `code` a stage left, or None. After a LibCST pass, the tree of the
+        code it left (`tree_facts`, parsed on first use: the next pass that runs uses it)."""
+        tree = _tree_of(self.python_tree, code)
+        if tree is None and self.tree_facts is not None and self.tree_facts.code == code:
+            tree = self.tree_facts.python_tree()
+        return tree
 
     def libcst_module_of(self, code: str) -> Optional[cst.Module]:
         """LibCST's tree of `code` a stage left, or None."""
@@ -729,6 +735,11 @@ class ParsedFile:
     def module(self) -> cst.Module:
         """The tree as it is now."""
         return self._wrapper.module
+
+    @property
+    def facts(self) -> TreeFacts:
+        """What Python's parser says of the code as it is now."""
+        return self._facts
 
     def run(self, transformer: PortTransformer) -> None:
         """Runs one pass over the tree, and the imports it needs added."""

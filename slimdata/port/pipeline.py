@@ -121,7 +121,7 @@ def port_file(text: str, context: Context) -> List[Staged]:
             if _on_tree(stage):
                 parsed = parsed or ParsedFile(code, python_tree, context.libcst_module_of(code))
                 notes = stage.port(parsed, context)
-                code = parsed.code
+                code, context.tree_facts = parsed.code, parsed.facts
             else:  # a text stage (TypeGuard narrows only the other branch)
                 code, notes = cast(TextStage, stage).port(code, context)
                 parsed = None

@@ -6,25 +6,79 @@ code passed its list of input tensors there (`tf.name_scope(scope, [images])`, f
 of `op_scope(values, name)`), which TF1 let pass and TensorFlow 2.21's `tf.compat.v1` checks
 ("default_name ... must be a string"). A list or tuple literal in that place becomes
 `values=[...]`.
+
+The calls are found on Python's tree, whatever their first argument (`scope or f(x)`), under
+their own names or those imports bind them to (`from tensorflow import name_scope as ns`); the
+pass walks only the statements holding them, and asks each call's qualified name.
 """
 
+import ast
 import re
+from typing import Optional, Set
 
 import libcst as cst
 
-from slimdata.port.edits import CHANGED, code_of
+from slimdata.port.edits import CHANGED, Context, code_of
+from slimdata.port.facts import MatchedLines, node_lines, words_pattern
+from slimdata.port.qualified import every_statement
 from slimdata.port.spelling import SpellingAware
 
 _SCOPES = frozenset(('tensorflow.name_scope', 'tensorflow.variable_scope'))
+_SCOPE_FUNCTIONS = frozenset(name.rsplit('.', 1)[1] for name in _SCOPES)
+_MENTIONED = re.compile(words_pattern(_SCOPE_FUNCTIONS))
+
+
+def _last_name(node: ast.AST) -> str:
+    """`name_scope` of `tf.name_scope` or `name_scope`; '' for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else ''
+
+
+def _scope_names(tree: ast.Module) -> Set[str]:
+    """The names a scope function is called by: its own, and those an import anywhere binds
+    to it (`from tensorflow import name_scope as ns`; an assignment, `ns = tf.name_scope`,
+    gives `ns` no qualified name)."""
+    names = set(_SCOPE_FUNCTIONS)
+    for statement in every_statement(tree.body):
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            names.update(alias.asname for alias in statement.names if alias.asname
+                         and alias.name.rsplit('.', 1)[-1] in _SCOPE_FUNCTIONS)
+    return names
+
+
+def _values_call_lines(tree: ast.Module, code: str) -> MatchedLines:
+    """The lines of the calls of a scope function with a list or tuple literal second by
+    position (the calls the pass may change; whether it is TensorFlow's, the pass asks)."""
+    names = _scope_names(tree)
+    return node_lines(tree, code, (ast.Call,), lambda node: (
+        _last_name(node.func) in names and len(node.args) >= 2
+        and isinstance(node.args[1], (ast.List, ast.Tuple))),
+        re.compile(words_pattern(names)))
 
 
 class ScopeValuesPass(SpellingAware):
     """Gives `values=` its keyword in TF1 scope calls (see the module docstring)."""
 
     NAME = 'scope values'
-    TRIGGER = re.compile(r'\b(?:name|variable)_scope\([^()\[]*,\s*[\[(]')
+    TRIGGER = _MENTIONED
+    # Its work is all in the statements holding such a call (`lines_to_visit`).
     FILTERS_STATEMENTS = True
-    BINDINGS = re.compile(r'\b(?:name|variable)_scope\b')
+
+    @classmethod
+    def has_work(cls, code: str, context: Context) -> bool:
+        """A file naming a scope function, with such a call by Python's tree of `code` when a
+        stage left it."""
+        if not super().has_work(code, context):
+            return False
+        tree = context.python_tree_of(code)
+        return tree is None or not _values_call_lines(tree, code).empty()
+
+    def lines_to_visit(self) -> Optional[MatchedLines]:
+        if self.facts is None:
+            return None
+        tree = self.facts.python_tree()
+        return _values_call_lines(tree, self.facts.code) if tree is not None else None
 
     def visit_Module(self, node: cst.Module) -> None:
         self.learn_spelling(node)
