@@ -159,7 +159,8 @@ def read(path, data, op):
 
 
 def old_tensorflow(tf, a, b):
-    return tf.concat(1, [tf.pack([a]), tf.mul(a, b)])
+    with tf.name_scope('old', [a, b]):
+        return tf.concat(1, [tf.pack([a]), tf.mul(a, b)])
 """
 
 
