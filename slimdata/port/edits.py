@@ -697,6 +697,8 @@ def add_imports(module: cst.Module, lines: Sequence[str]) -> cst.Module:
     That is before any other statement (which may use them), after the docstring; the new
     imports are of installed packages, so they need nothing that runs before them.
     """
+    if not lines:
+        return module  # no import statement rendered: most passes need none
     present = {code_of(statement).strip() for statement in module.body if _is_import(statement)}
     missing = [line for line in lines if line not in present]
     if not missing:
