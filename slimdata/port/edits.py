@@ -67,7 +67,8 @@ class Context:
     own text shows Python 2 (`python2.shows_python_2`), when known before the stages.
     `python_tree`, `libcst_module`: (code, Python's tree of it) and (code, LibCST's) of the
     code a text stage returned, or that the check for Python 2 before the stages read, when
-    parsed already (the LibCST passes take them for the same code); `tree_facts`: the facts of the code the last LibCST pass left.
+    parsed already (the LibCST passes take them for the same code); `tree_facts`: the facts
+    of the code the last LibCST pass left.
     `star_imported`: the names the file gets from its star imports of other files of the
     tree, {name: qualified name} (`star_imports`).
     """
