@@ -99,3 +99,40 @@ def test_a_call_with_an_argument_it_cannot_map_is_left_and_reported(without_tf_k
     code, notes = port(old)
     assert code == old
     assert [(note.kind, note.line) for note in notes] == [(edits.NOT_PORTED, 4)]
+
+
+def test_the_pass_walks_nothing_where_no_name_may_be_tf_layers(monkeypatch):
+    """`slim.layers`, `tf.contrib.layers` and `tf.keras.layers` are not tf.layers: the pass,
+    which the word `layers` brings, visits no statement of such a file (by Python's tree,
+    `may_name`). A tf.layers name under any spelling, an imported alias, a name imported from
+    it, or `tf` from a star import of the tree is ported as before."""
+    visited = []
+    on_visit = edits.PortTransformer.on_visit
+
+    def watched(self, node):
+        walked = on_visit(self, node)
+        if walked and self.NAME == 'tf.layers':
+            visited.append(type(node).__name__)
+        return walked
+
+    monkeypatch.setattr(edits.PortTransformer, 'on_visit', watched)
+    contrib = ('import tensorflow as tf\nimport tensorflow.contrib.slim as slim\n\n\n'
+               'def f(x):\n    y = slim.layers.conv2d(x, 8, 3)\n'
+               '    y = tf.contrib.layers.flatten(y)\n    return tf.keras.layers.Dense(10)(y)\n')
+    results, _ = tree.port_sources({'m.py': contrib}, tf_upgrade=None)
+    assert 'slim.layers.conv2d(x, 8, 3)' in results['m.py'][0]
+    assert visited and set(visited) == {'Module'}
+    sources = {
+        'alias.py': 'from tensorflow import layers as L\n\n\ndef f(x):\n'
+                    '    return L.dense(x, 10)\n',
+        'compat.py': 'import tensorflow.compat.v1 as tf\n\n\ndef f(x):\n'
+                     '    return tf.layers.dense(x, 10)\n',
+        'imported.py': 'from tensorflow.layers import dense\n\n\ndef f(x):\n'
+                       '    return dense(x, 10)\n',
+        'common.py': 'import tensorflow as tf\n',
+        'starred.py': 'from common import *\n\n\ndef f(x):\n    return tf.layers.dense(x, 10)\n'}
+    visited.clear()
+    results, _ = tree.port_sources(sources, tf_upgrade=None)
+    for path in ('alias.py', 'compat.py', 'imported.py', 'starred.py'):
+        assert 'tf_slim.fully_connected(x, num_outputs=10' in results[path][0], path
+    assert 'Call' in visited

@@ -230,6 +230,10 @@ class TreeFacts:
     def imported_as(self, name: str) -> Set[str]:
         """What the imports anywhere in the code bind to `name` (`tensorflow.contrib.slim` of
         `import tensorflow.contrib.slim as slim`; a relative one as written, `.nets`)."""
+        return self.imported_names().get(name, set())
+
+    def imported_names(self) -> Dict[str, Set[str]]:
+        """{name: what the imports anywhere in the code bind to it} (`imported_as`)."""
         if self._imported is _NOT_YET:  # every import read once, for all names
             tree = self.python_tree()
             imported: Dict[str, Set[str]] = {}
@@ -238,7 +242,7 @@ class TreeFacts:
                     for alias, bound in zip(node.names, _bound_by(node)):
                         imported.setdefault(bound, set()).add(_imported_name(node, alias, bound))
             self._imported = imported
-        return cast(Dict[str, Set[str]], self._imported).get(name, set())
+        return cast(Dict[str, Set[str]], self._imported)
 
 
 

@@ -17,6 +17,7 @@ from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameP
 
 from slimdata.port import rules
 from slimdata.port.edits import CHANGED, NOT_PORTED, TO_CHECK, code_of, dotted, root_name
+from slimdata.port.facts import MatchedLines
 from slimdata.port.installed import is_module
 from slimdata.port.spelling import SpellingAware
 
@@ -30,6 +31,14 @@ class LayersPass(SpellingAware):
     NAME = 'tf.layers'
     TRIGGER = re.compile(r'\blayers\b')
     FILTERS_STATEMENTS = True
+
+    def lines_to_visit(self) -> Optional[MatchedLines]:
+        """No line where no name of the file may be tf.layers' (`may_name`; `slim.layers`,
+        `tf.contrib.layers`, `tf.keras.layers` are not): every change and note of the pass is
+        at such a name."""
+        if not self.may_name(TF_LAYERS):
+            return MatchedLines([])
+        return super().lines_to_visit()
 
     def visit_Module(self, node: cst.Module) -> None:
         self.learn_spelling(node)

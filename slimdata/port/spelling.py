@@ -105,6 +105,23 @@ class SpellingAware(PortTransformer):
         self.spelling = spelling_of(module)
         return self.spelling
 
+    def may_name(self, prefix: str) -> bool:
+        """Whether a name of the file may have a qualified name (as the rules spell it) that
+        starts with `prefix`, by Python's tree, before the walk: an attribute chain or an
+        imported name, through the file's imports anywhere and its star imports of the tree.
+        True without Python's tree. A pass whose every change is at such names has nothing
+        to do where this is False."""
+        if self.facts is None or (chains := self.facts.attribute_chains()) is None:
+            return True
+        self.learn_spelling(self.facts.module)
+        imported = self.facts.imported_names()
+        star = self.context.star_imported
+        names = [qualified for bound in imported.values() for qualified in bound]
+        for root, rooted in chains.items():
+            roots = {root, *imported.get(root, ()), *([star[root]] if root in star else ())}
+            names.extend(new_root + chain[len(root):] for chain in rooted for new_root in roots)
+        return any(self.spelling.canonical(name).startswith(prefix) for name in names)
+
     def qualified_name(self, node: cst.CSTNode) -> Optional[str]:
         """The one qualified name of `node` (as the rules spell it), or None."""
         names = self.get_metadata(QualifiedNameProvider, node, set())
