@@ -1,9 +1,10 @@
 """Flag defaults of another type than the flag (slimdata.port.flags), run with absl."""
 
+import ast
 import subprocess
 import sys
 
-from slimdata.port import edits, tree
+from slimdata.port import edits, flags, pipeline, tree
 
 SCRIPT = '''from absl import app, flags
 
@@ -50,3 +51,21 @@ def test_a_true_default_of_a_string_flag_is_reported():
     ported, notes = results['m.py']
     assert ported == code
     assert [(note.kind, note.line) for note in notes] == [(edits.NOT_PORTED, 2)]
+
+
+def test_the_pass_runs_only_where_python_s_tree_shows_such_a_default():
+    """Flags whose defaults are of their type (a string, None, an int of an integer flag, a
+    name): the pass has no work, by Python's tree. One default of another type, positional
+    or `default=`, under any spelling of `flags`, and it runs."""
+    fine = ("import tensorflow as tf\nfrom absl import flags\nflags.DEFINE_string('a', 'x', "
+            "'')\ntf.app.flags.DEFINE_string('b', None, '')\nflags.DEFINE_integer('c', 3, '')\n"
+            "flags.DEFINE_string('d', default=DEFAULT, help='')\n")
+    for code, works in ((fine, False),
+                        (fine + "flags.DEFINE_string('e', default=5, help='')\n", True),
+                        (fine + "tf.app.flags.DEFINE_integer('f', 0.5, '')\n", True),
+                        (fine + "DEFINE_string('g', True, '')\n", True)):
+        context = edits.Context('m.py')
+        context.python_tree = (code, ast.parse(code))
+        assert flags.FlagDefaultsPass.has_work(code, context) is works, code
+        names = [stage.stage for stage in pipeline.port_file(code, edits.Context('m.py'))]
+        assert ('flag defaults' in names) is works, (code, names)

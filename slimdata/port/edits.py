@@ -280,8 +280,22 @@ class PortTransformer(KeepsUnchanged):
 
     @classmethod
     def has_work(cls, code: str, context: Context) -> bool:
-        """Whether the pass may change or report something in `code` (cheap: no parse)."""
-        return found_in(cls.TRIGGER, code)
+        """Whether the pass may change or report something in `code`: its trigger found, and
+        where the pass tells its work by Python's tree (`work_lines`) and a stage left that
+        tree, some work there."""
+        if not found_in(cls.TRIGGER, code):
+            return False
+        tree = context.python_tree_of(code)
+        lines = cls.work_lines(tree, code) if tree is not None else None
+        return lines is None or not lines.empty()
+
+    @classmethod
+    def work_lines(cls, tree: ast.Module, code: str) -> Optional[MatchedLines]:
+        """The lines of the nodes of `tree` (Python's tree of `code`) the pass may change or
+        report, where it can tell them (division: its `/` that divide), or None. A pass that
+        tells them (and sets `FILTERS_STATEMENTS`) runs only where there are some, and walks
+        only their statements."""
+        return None
 
     @classmethod
     def port(cls, parsed: 'ParsedFile', context: Context) -> List[Note]:
@@ -398,8 +412,15 @@ class PortTransformer(KeepsUnchanged):
                           pattern.flags)
 
     def lines_to_visit(self) -> Optional[MatchedLines]:
-        """The lines of the statements the pass visits (see `statement_filter`), or None:
-        every statement. Called once `source` and `facts` are set, before the walk."""
+        """The lines of the statements the pass visits (`work_lines`, else see
+        `statement_filter`), or None: every statement. Called once `source` and `facts` are
+        set, before the walk."""
+        if not self.FILTERS_STATEMENTS or self.facts is None:
+            return None
+        tree = self.facts.python_tree()
+        lines = self.work_lines(tree, self.facts.code) if tree is not None else None
+        if lines is not None:
+            return lines
         pattern = self.statement_filter()
         return self.facts.matched_lines(pattern) if pattern is not None and self.facts else None
 

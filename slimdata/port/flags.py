@@ -11,6 +11,7 @@ script starts ("flag value must be a string, found <class 'bool'>"). For a liter
 - `DEFINE_integer(name, 0.5, ...)` -> `DEFINE_float`.
 """
 
+import ast
 import re
 from typing import Optional
 
@@ -24,6 +25,7 @@ from slimdata.port.edits import (
     callee_name,
     code_of,
 )
+from slimdata.port.facts import MatchedLines, node_lines
 
 _DEFINE = re.compile(r'\bDEFINE_(?:string|integer)\b')
 
@@ -33,12 +35,33 @@ def default_argument(call: cst.Call) -> Optional[cst.Arg]:
     return argument_at(call, 1, 'default')
 
 
+#: The literal defaults of another type than each flag's (`bool` is an `int` too).
+_OTHER_TYPES = {'DEFINE_string': (bool, int, float), 'DEFINE_integer': (float,)}
+
+
+def _defined_with_another_type(node: ast.Call) -> bool:
+    """Whether `node` (of Python's tree) defines a flag with a literal default of another
+    type (those `leave_Call` changes or reports, and no others)."""
+    definer = (node.func.attr if isinstance(node.func, ast.Attribute)
+               else node.func.id if isinstance(node.func, ast.Name) else '')
+    if definer not in _OTHER_TYPES:
+        return False
+    default = (node.args[1] if len(node.args) > 1 else next(
+        (keyword.value for keyword in node.keywords if keyword.arg == 'default'), None))
+    return (isinstance(default, ast.Constant)
+            and isinstance(default.value, _OTHER_TYPES[definer]))
+
+
 class FlagDefaultsPass(PortTransformer):
     """Makes a flag's literal default the flag's type (see the module docstring)."""
 
     NAME = 'flag defaults'
     TRIGGER = _DEFINE
     FILTERS_STATEMENTS = True
+
+    @classmethod
+    def work_lines(cls, tree: ast.Module, code: str) -> MatchedLines:
+        return node_lines(tree, code, (ast.Call,), _defined_with_another_type, _DEFINE)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         definer = callee_name(original)

@@ -14,11 +14,11 @@ pass walks only the statements holding them, and asks each call's qualified name
 
 import ast
 import re
-from typing import Optional, Set
+from typing import Set
 
 import libcst as cst
 
-from slimdata.port.edits import CHANGED, Context, code_of
+from slimdata.port.edits import CHANGED, code_of
 from slimdata.port.facts import MatchedLines, node_lines, words_pattern
 from slimdata.port.qualified import every_statement
 from slimdata.port.spelling import SpellingAware
@@ -62,23 +62,12 @@ class ScopeValuesPass(SpellingAware):
 
     NAME = 'scope values'
     TRIGGER = _MENTIONED
-    # Its work is all in the statements holding such a call (`lines_to_visit`).
+    # Its work is all in the statements holding such a call (`work_lines`).
     FILTERS_STATEMENTS = True
 
     @classmethod
-    def has_work(cls, code: str, context: Context) -> bool:
-        """A file naming a scope function, with such a call by Python's tree of `code` when a
-        stage left it."""
-        if not super().has_work(code, context):
-            return False
-        tree = context.python_tree_of(code)
-        return tree is None or not _values_call_lines(tree, code).empty()
-
-    def lines_to_visit(self) -> Optional[MatchedLines]:
-        if self.facts is None:
-            return None
-        tree = self.facts.python_tree()
-        return _values_call_lines(tree, self.facts.code) if tree is not None else None
+    def work_lines(cls, tree: ast.Module, code: str) -> MatchedLines:
+        return _values_call_lines(tree, code)
 
     def visit_Module(self, node: cst.Module) -> None:
         self.learn_spelling(node)

@@ -81,21 +81,16 @@ class DivisionPass(PortTransformer):
 
     @classmethod
     def has_work(cls, code: str, context: Context) -> bool:
-        """A Python 2 file with a `/` that divides, by Python's tree of `code` when a stage
-        left it (a `/` of a path or a comment is no work: no tree parsed for it)."""
-        if not (_keeps_python_2_division(code, context) and '/' in code):
-            return False
-        tree = context.python_tree_of(code)
-        return tree is None or not _division_lines(tree, code).empty()
+        """A Python 2 file with a `/` that divides (`work_lines`: a `/` of a path or a
+        comment is no work)."""
+        return _keeps_python_2_division(code, context) and super().has_work(code, context)
+
+    @classmethod
+    def work_lines(cls, tree: ast.Module, code: str) -> MatchedLines:
+        return _division_lines(tree, code)
 
     def visit_Module(self, node: cst.Module) -> bool:
         return _keeps_python_2_division(self.source, self.context)
-
-    def lines_to_visit(self) -> Optional[MatchedLines]:
-        if self.facts is None:
-            return None
-        tree = self.facts.python_tree()
-        return _division_lines(tree, self.facts.code) if tree is not None else None
 
     def leave_BinaryOperation(self, original: cst.BinaryOperation,
                               updated: cst.BinaryOperation) -> cst.BaseExpression:
