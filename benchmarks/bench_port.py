@@ -62,6 +62,7 @@ import json
 import pathlib
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -213,6 +214,30 @@ def _in_process(measure: str, root: pathlib.Path, *more: str) -> dict:
     return json.loads(output.strip().splitlines()[-1])
 
 
+def paired(root: pathlib.Path, pairs: int) -> dict:
+    """`pairs` pairs of the own passes and tf_upgrade_v2 over `root`, the two of a pair at
+    the same time (a process each, one per core of the two, so that a change of the machine's
+    load weighs on both alike), each the smaller of its two runs (`cpu`, `cpu_again`): CPU
+    microseconds per line (tf_upgrade_v2's per line of the files it upgraded), each pair's
+    ratio, and the median ratio."""
+    sources = python_sources(root)
+    lines, parsed = line_count(sources), python_3_lines(sources)
+    owns, upgrades = [], []
+    for _ in range(pairs):
+        both = [subprocess.Popen([sys.executable, __file__, measure, str(root)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                for measure in ('--measure-own', '--measure-upgrade')]
+        own, upgrade = (json.loads(process.communicate()[0].strip().splitlines()[-1])
+                        for process in both)
+        owns.append(1e6 * min(own['cpu'], own['cpu_again']) / lines)
+        upgrades.append(1e6 * min(upgrade['cpu'], upgrade['cpu_again']) / parsed)
+    ratios = [own / upgrade for own, upgrade in zip(owns, upgrades)]
+    return {'corpus': root.name, 'lines': lines, 'python_3_lines': parsed,
+            'own_us_per_line': statistics.median(owns),
+            'upgrade_us_per_parsed_line': statistics.median(upgrades),
+            'ratios': ratios, 'ratio': statistics.median(ratios)}
+
+
 def _cpu_of(command: List[str]) -> dict:
     output = subprocess.run([sys.executable, '-c', _RUSAGE, *command], capture_output=True,
                             text=True, check=True).stdout.split()
@@ -346,6 +371,9 @@ def main() -> None:
     parser.add_argument('--repeat', type=int, default=1, help='runs of each measure; the '
                                                              'smallest CPU time is kept')
     parser.add_argument('--json', metavar='FILE', help='also write the figures as JSON')
+    parser.add_argument('--pairs', type=int, metavar='N',
+                        help='only the ratio to tf_upgrade_v2 of each TREE: N pairs, the two '
+                             'of a pair run at the same time (`paired`)')
     parser.add_argument('--measure-own', metavar='TREE', help=argparse.SUPPRESS)
     parser.add_argument('--measure-upgrade', metavar='TREE', help=argparse.SUPPRESS)
     parser.add_argument('--measure-2to3', nargs=2, metavar=('TREE', 'OUT'),
@@ -359,6 +387,16 @@ def main() -> None:
         return
     if args.measure_upgrade:
         print(json.dumps(measure_upgrade(pathlib.Path(args.measure_upgrade))))
+        return
+    if args.pairs:
+        rows = [paired(pathlib.Path(tree), args.pairs) for tree in args.trees]
+        for row in rows:
+            print(f'{row["corpus"]:<24} own {row["own_us_per_line"]:5.0f} us/line  '
+                  f'tf_upgrade_v2 {row["upgrade_us_per_parsed_line"]:5.0f} per parsed line  '
+                  f'ratio {row["ratio"]:.2f}  (each: '
+                  + ' '.join(f'{ratio:.2f}' for ratio in row['ratios']) + ')', flush=True)
+        if args.json:
+            pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
         return
     with tempfile.TemporaryDirectory(prefix='bench-port-') as temporary:
         work = pathlib.Path(temporary)

@@ -181,7 +181,10 @@ class _Hooks:
         return None
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        visit = self.visit_method(type(node))
+        try:  # the lookup of `visit_method` inlined: this runs at every node of every walk
+            visit = self._visits[type(node)]
+        except KeyError:
+            visit = self.visit_method(type(node))
         return visit is None or visit(self, node) is not False
 
     @classmethod
@@ -228,7 +231,10 @@ class KeepsUnchanged(_Hooks, cst.CSTTransformer):
         return super().on_visit(node)
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):
-        leave = self.leave_method(type(original_node))
+        try:  # `leave_method` inlined, as `on_visit`'s
+            leave = self._leaves[type(original_node)]
+        except KeyError:
+            leave = self.leave_method(type(original_node))
         result = updated_node if leave is None else leave(self, original_node, updated_node)
         if result is not updated_node:
             self.replacements += 1
