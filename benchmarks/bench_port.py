@@ -46,10 +46,11 @@ Measured 2026-11-28 (0.4.8; docs/port-robustness.md, "Cost", has the tables), CP
 microseconds per line, first run: SSD-Tensorflow 169 against tf_upgrade_v2's 177; the Python 2
 repositories 197-291, 1.3-1.5 times tf_upgrade_v2 per line of the files it upgraded in that
 run and 0.9-1.3 in one an hour before, 0.6-0.7 times 2to3 and tf_upgrade_v2 together. Single
-runs move by a fifth or more on the shared machines: pairs of `--measure-own` and
-`--measure-upgrade`, alternating, decide a ratio better (the median of five: 1.05 on
-SSD-Tensorflow, 1.14-1.31 on the Python 2 repositories; 0.4.7's the same day 1.16 and
-1.53-1.94).
+runs move by a fifth or more on the shared machines: `--pairs N` decides a ratio better, N
+pairs of the own passes and tf_upgrade_v2, the two of a pair at the same time, and their
+median (0.4.9, seven pairs: 0.84 on SSD-Tensorflow, 0.96-1.28 on the Python 2 repositories).
+
+    .venv/bin/python benchmarks/bench_port.py --pairs 7 /work/ext/SSD-Tensorflow
 
 The single large files are made of the first TREE's modules, `from __future__` lines dropped:
 give a Python 3 tree first (a Python 2 module printing with `print(..., end='')` no longer
