@@ -139,8 +139,10 @@ import numpy as np
 from PIL import Image, ImageFont
 from scipy.misc import logsumexp
 import sibling
+from absl import flags
 matplotlib.use('Agg')
 DATA_FORMAT = 'NCHW'
+flags.DEFINE_string('steps', 5, 'steps to train')
 
 
 def read(path, data, op):
