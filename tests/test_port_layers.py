@@ -129,10 +129,12 @@ def test_the_pass_walks_nothing_where_no_name_may_be_tf_layers(monkeypatch):
                      '    return tf.layers.dense(x, 10)\n',
         'imported.py': 'from tensorflow.layers import dense\n\n\ndef f(x):\n'
                        '    return dense(x, 10)\n',
-        'common.py': 'import tensorflow as tf\n',
-        'starred.py': 'from common import *\n\n\ndef f(x):\n    return tf.layers.dense(x, 10)\n'}
+        'common.py': 'import tensorflow as tf\nfrom tensorflow.layers import dense\n',
+        'starred.py': 'from common import *\n\n\ndef f(x):\n    return tf.layers.dense(x, 10)\n',
+        'bare.py': 'from common import *\nlayers = []\n\n\ndef f(x):\n'
+                   '    layers.append(dense(x, 10))\n'}
     visited.clear()
     results, _ = tree.port_sources(sources, tf_upgrade=None)
-    for path in ('alias.py', 'compat.py', 'imported.py', 'starred.py'):
+    for path in ('alias.py', 'compat.py', 'imported.py', 'starred.py', 'bare.py'):
         assert 'tf_slim.fully_connected(x, num_outputs=10' in results[path][0], path
     assert 'Call' in visited

@@ -12,6 +12,8 @@ from port_snippets import PYTHON_2_TAIL
 from slimdata import cli
 from slimdata.port import edits, patterns, pipeline
 from slimdata.port.edits import PortTransformer
+from slimdata.port.facts import _BINDING_STATEMENTS, MatchedLines, TreeFacts, _bound_by
+from slimdata.port.qualified import every_statement
 from test_port_tree import FIXTURE, LINE_NUMBERS, NET, PY3_SNIPPETS
 
 
@@ -116,6 +118,7 @@ def test_a_trigger_is_searched_alternative_by_alternative():
     assert alternatives(r'(a)?(?(1)b|c)|d') == [r'(a)?(?(1)b|c)|d']
     assert alternatives('a # x|y\n|b', re.VERBOSE) == ['a # x|y\n|b']
     assert alternatives('(?i)a|b') == ['(?i)a', 'b']
+    assert alternatives('(?x: a # )\n | b )|c') == ['(?x: a # )\n | b )|c']  # a verbose group
     for pattern, flags in ((r'\bfoo\(|[|]\bbar|\bbaz\b', 0), ('(?i)x|Y', 0),
                            (r'(a)|b\1', 0), ('^q|z$', re.MULTILINE)):
         compiled = re.compile(pattern, flags)
@@ -284,6 +287,34 @@ def test_each_parser_reads_a_python_2_file_once(monkeypatch):
     assert parses['libcst'].count(after_text_stages) == 1
     python_2_output = staged[0].code
     assert parses['ast'].count(python_2_output) == 1
+
+
+def test_each_pass_pattern_finds_its_lines_and_bindings_alternative_by_alternative():
+    """`TreeFacts.matched_lines` searches a pattern alternative by alternative and
+    `names_bound_where` the whole code once: on real code, for every pattern of every pass,
+    they find every line and name the pattern's own search of the whole code (of each
+    binding statement's lines) finds. (An alternative whose matches overlap one another
+    across lines, or an anchor, could lose some: no pass has one.)"""
+    import ast as python_ast
+    searched = {pattern for stage in pipeline.STAGES for name in ('TRIGGER', 'STATEMENTS',
+                                                                  'BINDINGS')
+                for pattern in [getattr(stage, name, None)] if pattern is not None}
+    assert len(searched) >= 30
+    for code in _sources()[:40]:
+        try:
+            tree = python_ast.parse(code)
+        except SyntaxError:
+            continue
+        facts = TreeFacts(cst.Module([]), code, tree)
+        lines = [line + '\n' for line in code.split('\n')]
+        bindings = [(''.join(lines[node.lineno - 1:node.end_lineno]), set(_bound_by(node)))
+                    for node in every_statement(tree.body)
+                    if isinstance(node, _BINDING_STATEMENTS)]
+        for pattern in searched:
+            whole = MatchedLines.matching(code, pattern).lines
+            assert set(whole) <= set(facts.matched_lines(pattern).lines), pattern.pattern[:60]
+            bound = {name for text, names in bindings if pattern.search(text) for name in names}
+            assert bound <= facts.names_bound_where(pattern), pattern.pattern[:60]
 
 
 def test_after_a_libcst_pass_a_trigger_reads_python_s_tree_of_its_code():

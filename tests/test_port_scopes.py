@@ -85,3 +85,14 @@ def test_a_file_without_such_a_call_runs_no_pass_by_python_s_tree():
     assert scopes.ScopeValuesPass.has_work(CALLS, context)
     # Without a tree left by a stage, its text decides.
     assert scopes.ScopeValuesPass.has_work(code, edits.Context('m.py'))
+
+
+def test_a_scope_function_from_a_star_import_of_the_tree_is_found():
+    """`vs` from another file's star import, the file naming no scope function: ported."""
+    sources = {'a.py': 'from tensorflow import variable_scope as vs\n',
+               'b.py': 'from a import *\n\n\ndef f(x):\n    with vs("a", [x]):\n'
+                       '        return x\n'}
+    results, problems = tree.port_sources(sources, tf_upgrade=None)
+    assert problems == []
+    assert 'with vs("a", values=[x]):' in results['b.py'][0]
+    assert [note.line for note in results['b.py'][1] if 'values=' in note.message] == [5]

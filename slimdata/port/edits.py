@@ -292,11 +292,12 @@ class PortTransformer(KeepsUnchanged):
         if not found_in(cls.TRIGGER, code):
             return False
         tree = context.python_tree_of(code)
-        lines = cls.work_lines(tree, code) if tree is not None else None
+        lines = cls.work_lines(tree, code, context) if tree is not None else None
         return lines is None or not lines.empty()
 
     @classmethod
-    def work_lines(cls, tree: ast.Module, code: str) -> Optional[MatchedLines]:
+    def work_lines(cls, tree: ast.Module, code: str,
+                   context: Context) -> Optional[MatchedLines]:
         """The lines of the nodes of `tree` (Python's tree of `code`) the pass may change or
         report, where it can tell them (division: its `/` that divide), or None. A pass that
         tells them (and sets `FILTERS_STATEMENTS`) runs only where there are some, and walks
@@ -424,7 +425,8 @@ class PortTransformer(KeepsUnchanged):
         if not self.FILTERS_STATEMENTS or self.facts is None:
             return None
         tree = self.facts.python_tree()
-        lines = self.work_lines(tree, self.facts.code) if tree is not None else None
+        lines = (self.work_lines(tree, self.facts.code, self.context) if tree is not None
+                 else None)
         if lines is not None:
             return lines
         pattern = self.statement_filter()

@@ -20,6 +20,7 @@ import libcst as cst
 from slimdata.port.edits import (
     CHANGED,
     NOT_PORTED,
+    Context,
     PortTransformer,
     argument_at,
     callee_name,
@@ -60,7 +61,7 @@ class FlagDefaultsPass(PortTransformer):
     FILTERS_STATEMENTS = True
 
     @classmethod
-    def work_lines(cls, tree: ast.Module, code: str) -> MatchedLines:
+    def work_lines(cls, tree: ast.Module, code: str, context: Context) -> MatchedLines:
         return node_lines(tree, code, (ast.Call,), _defined_with_another_type, _DEFINE)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:

@@ -32,8 +32,8 @@ def _searches(pattern: Pattern[str]) -> Tuple[Tuple[Pattern[str], Optional[Patte
 
 
 #: What a pattern split into its alternatives may no longer match alike: a backreference or a
-#: conditional (group numbers change), a verbose pattern's comments (a `|` in them).
-_NOT_SPLIT = re.compile(r'\\[1-9]|\(\?P=|\(\?\(')
+#: conditional (group numbers change), a verbose group's comments (a `|` or `)` in them).
+_NOT_SPLIT = re.compile(r'\\[1-9]|\(\?P=|\(\?\(|\(\?[a-zA-Z-]*x')
 
 
 @functools.lru_cache(maxsize=4096)  # the statement filters vary with a file's names
@@ -66,8 +66,11 @@ def alternatives(pattern: Pattern[str]) -> Tuple[Pattern[str], ...]:
     if not bars:
         return (pattern,)
     bounds = [-1, *bars, len(text)]
-    return tuple(re.compile(text[start + 1:end], pattern.flags)
-                 for start, end in zip(bounds, bounds[1:]))
+    try:
+        return tuple(re.compile(text[start + 1:end], pattern.flags)
+                     for start, end in zip(bounds, bounds[1:]))
+    except re.error:  # a construct the scan above misreads: the pattern is searched whole
+        return (pattern,)
 
 
 #: A `\b` (not an escaped backslash's b).

@@ -18,7 +18,7 @@ from typing import Set
 
 import libcst as cst
 
-from slimdata.port.edits import CHANGED, code_of
+from slimdata.port.edits import CHANGED, Context, code_of
 from slimdata.port.facts import MatchedLines, node_lines, words_pattern
 from slimdata.port.qualified import every_statement
 from slimdata.port.spelling import SpellingAware
@@ -35,11 +35,12 @@ def _last_name(node: ast.AST) -> str:
     return node.attr if isinstance(node, ast.Attribute) else ''
 
 
-def _scope_names(tree: ast.Module) -> Set[str]:
-    """The names a scope function is called by: its own, and those an import anywhere binds
-    to it (`from tensorflow import name_scope as ns`; an assignment, `ns = tf.name_scope`,
-    gives `ns` no qualified name)."""
-    names = set(_SCOPE_FUNCTIONS)
+def _scope_names(tree: ast.Module, context: Context) -> Set[str]:
+    """The names a scope function is called by: its own, those an import anywhere binds to it
+    (`from tensorflow import name_scope as ns`; an assignment, `ns = tf.name_scope`, gives `ns`
+    no qualified name), and those a star import of another file of the tree brings
+    (`_star_aliases`)."""
+    names = set(_SCOPE_FUNCTIONS) | _star_aliases(context)
     for statement in every_statement(tree.body):
         if isinstance(statement, (ast.Import, ast.ImportFrom)):
             names.update(alias.asname for alias in statement.names if alias.asname
@@ -47,10 +48,16 @@ def _scope_names(tree: ast.Module) -> Set[str]:
     return names
 
 
-def _values_call_lines(tree: ast.Module, code: str) -> MatchedLines:
+def _star_aliases(context: Context) -> Set[str]:
+    """The names of scope functions the file gets from its star imports of the tree."""
+    return {name for name, qualified in context.star_imported.items()
+            if qualified.rsplit('.', 1)[-1] in _SCOPE_FUNCTIONS}
+
+
+def _values_call_lines(tree: ast.Module, code: str, context: Context) -> MatchedLines:
     """The lines of the calls of a scope function with a list or tuple literal second by
     position (the calls the pass may change; whether it is TensorFlow's, the pass asks)."""
-    names = _scope_names(tree)
+    names = _scope_names(tree, context)
     return node_lines(tree, code, (ast.Call,), lambda node: (
         _last_name(node.func) in names and len(node.args) >= 2
         and isinstance(node.args[1], (ast.List, ast.Tuple))),
@@ -66,8 +73,17 @@ class ScopeValuesPass(SpellingAware):
     FILTERS_STATEMENTS = True
 
     @classmethod
-    def work_lines(cls, tree: ast.Module, code: str) -> MatchedLines:
-        return _values_call_lines(tree, code)
+    def has_work(cls, code: str, context: Context) -> bool:
+        """As any pass's (`work_lines`), but a file that calls a scope function only under a
+        name from a star import names none: then Python's tree alone decides."""
+        if not _star_aliases(context):
+            return super().has_work(code, context)
+        tree = context.python_tree_of(code)
+        return tree is None or not cls.work_lines(tree, code, context).empty()
+
+    @classmethod
+    def work_lines(cls, tree: ast.Module, code: str, context: Context) -> MatchedLines:
+        return _values_call_lines(tree, code, context)
 
     def visit_Module(self, node: cst.Module) -> None:
         self.learn_spelling(node)

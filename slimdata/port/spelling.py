@@ -116,7 +116,8 @@ class SpellingAware(PortTransformer):
         self.learn_spelling(self.facts.module)
         imported = self.facts.imported_names()
         star = self.context.star_imported
-        names = [qualified for bound in imported.values() for qualified in bound]
+        names = [*(qualified for bound in imported.values() for qualified in bound),
+                 *star.values()]  # a name from a star import, used bare (`dense(x)`)
         for root, rooted in chains.items():
             roots = {root, *imported.get(root, ()), *([star[root]] if root in star else ())}
             names.extend(new_root + chain[len(root):] for chain in rooted for new_root in roots)

@@ -86,7 +86,7 @@ class DivisionPass(PortTransformer):
         return _keeps_python_2_division(code, context) and super().has_work(code, context)
 
     @classmethod
-    def work_lines(cls, tree: ast.Module, code: str) -> MatchedLines:
+    def work_lines(cls, tree: ast.Module, code: str, context: Context) -> MatchedLines:
         return _division_lines(tree, code)
 
     def visit_Module(self, node: cst.Module) -> bool:
