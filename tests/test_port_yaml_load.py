@@ -6,6 +6,7 @@ import io
 import pytest
 
 from port_snippets import port, port_and_run
+from slimdata.port import tree
 
 yaml = pytest.importorskip('yaml')
 
@@ -31,3 +32,14 @@ def test_a_load_imported_by_name_and_loads_with_a_loader():
     kept = ('import yaml\nvalue = yaml.load("a: 1", Loader=yaml.SafeLoader)\n'
             'other = yaml.load("a: 1", yaml.SafeLoader)\n')
     assert port(kept) == (kept, [])
+
+
+def test_an_import_after_a_form_feed_is_read_on_its_own_line():
+    """A form feed on a line of its own (`str.splitlines` splits there, Python does not) once
+    shifted the lines the passes read their bindings from: `Y` of `import yaml as Y` went
+    unseen, and its `load` unported."""
+    code = 'x = 1\n\x0c\nimport yaml as Y\nz = 3\ncfg = Y.load(open("c"))\n'
+    results, problems = tree.port_sources({'m.py': code}, tf_upgrade=None)
+    assert problems == []
+    assert results['m.py'][0] == code.replace('open("c"))', 'open("c"), Loader=Y.FullLoader)')
+    assert [note.line for note in results['m.py'][1]] == [5]
