@@ -82,6 +82,9 @@ class Context:
     libcst_module: Optional[Tuple[str, cst.Module]] = None
     star_imported: Mapping[str, str] = dataclasses.field(default_factory=dict)
     tree_facts: Optional[TreeFacts] = None
+    # Each pass's `work_lines` of the last tree it was asked of: (tree, lines).
+    found_work_lines: Dict[type, Tuple[ast.Module, Optional[MatchedLines]]] = dataclasses.field(
+        default_factory=dict, repr=False, compare=False)
 
     def python_tree_of(self, code: str) -> Optional[ast.Module]:
         """Python's tree of `code` a stage left, or None. After a LibCST pass, the tree of the
@@ -289,11 +292,23 @@ class PortTransformer(KeepsUnchanged):
         """Whether the pass may change or report something in `code`: its trigger found, and
         where the pass tells its work by Python's tree (`work_lines`) and a stage left that
         tree, some work there."""
-        if not found_in(cls.TRIGGER, code):
-            return False
+        return found_in(cls.TRIGGER, code) and cls.tree_shows_work(code, context)
+
+    @classmethod
+    def tree_shows_work(cls, code: str, context: Context) -> bool:
+        """False where Python's tree of `code`, when a stage left it, shows no `work_lines`."""
         tree = context.python_tree_of(code)
-        lines = cls.work_lines(tree, code, context) if tree is not None else None
+        lines = cls._work_lines_of(tree, code, context) if tree is not None else None
         return lines is None or not lines.empty()
+
+    @classmethod
+    def _work_lines_of(cls, tree: ast.Module, code: str,
+                       context: Context) -> Optional[MatchedLines]:
+        """`work_lines`, once per tree: `has_work` and `lines_to_visit` ask it of the same."""
+        found = context.found_work_lines.get(cls)
+        if found is None or found[0] is not tree:
+            found = context.found_work_lines[cls] = (tree, cls.work_lines(tree, code, context))
+        return found[1]
 
     @classmethod
     def work_lines(cls, tree: ast.Module, code: str,
@@ -425,12 +440,12 @@ class PortTransformer(KeepsUnchanged):
         if not self.FILTERS_STATEMENTS or self.facts is None:
             return None
         tree = self.facts.python_tree()
-        lines = (self.work_lines(tree, self.facts.code, self.context) if tree is not None
+        lines = (self._work_lines_of(tree, self.facts.code, self.context) if tree is not None
                  else None)
         if lines is not None:
             return lines
         pattern = self.statement_filter()
-        return self.facts.matched_lines(pattern) if pattern is not None and self.facts else None
+        return self.facts.matched_lines(pattern) if pattern is not None else None
 
     def names_to_visit(self, names: Set[str]) -> Set[str]:
         """Of the `names` bound where `BINDINGS` matches, those whose uses the pass visits

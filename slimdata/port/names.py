@@ -70,13 +70,12 @@ class NamesPass(ImportRewriting, PrivateNames):
         return {name for name in names if not self._uses_left_alone(name, chains)}
 
     def _uses_left_alone(self, name: str, chains: Dict[str, Set[str]]) -> bool:
-        """Whether no attribute chain on `name` has work under any qualified name it can have:
-        through any import of `name` in the file, or as written (a local name)."""
+        """Whether no attribute chain on `name` has work under any qualified name it can have
+        (`chain_names`)."""
         if name in self.private_uses or self.facts is None:
             return False
-        prefixes = {name} | self.facts.imported_as(name)
-        return not any(self._has_work_on(name, self.spelling.canonical(prefix + chain[len(name):]))
-                       for chain in chains.get(name, ()) for prefix in prefixes)
+        return not any(self._has_work_on(name, qualified)
+                       for qualified in self.chain_names(name, chains))
 
     def _has_work_on(self, root: str, name: str) -> bool:
         """Whether `leave_Attribute` may change or report a chain on `root` named `name` (and

@@ -257,9 +257,10 @@ def _read_for_python_2(texts: Mapping[str, str]
         shows, tree = read_for_python_2(text)
         if shows:
             evident.add(path)
-        if tree is not None and kept_lines + _line_count(text) <= KEPT_TREE_LINES:
+        lines = _line_count(text)
+        if tree is not None and kept_lines + lines <= KEPT_TREE_LINES:
             trees[path] = (text, tree)
-            kept_lines += _line_count(text)
+            kept_lines += lines
     return evident, trees
 
 

@@ -20,6 +20,7 @@ import libcst as cst
 
 from slimdata.port.edits import CHANGED, Context, code_of
 from slimdata.port.facts import MatchedLines, node_lines, words_pattern
+from slimdata.port.patterns import found_in
 from slimdata.port.qualified import every_statement
 from slimdata.port.spelling import SpellingAware
 
@@ -75,11 +76,9 @@ class ScopeValuesPass(SpellingAware):
     @classmethod
     def has_work(cls, code: str, context: Context) -> bool:
         """As any pass's (`work_lines`), but a file that calls a scope function only under a
-        name from a star import names none: then Python's tree alone decides."""
-        if not _star_aliases(context):
-            return super().has_work(code, context)
-        tree = context.python_tree_of(code)
-        return tree is None or not cls.work_lines(tree, code, context).empty()
+        name from a star import names none: there its trigger is that name."""
+        return ((found_in(cls.TRIGGER, code) or bool(_star_aliases(context)))
+                and cls.tree_shows_work(code, context))
 
     @classmethod
     def work_lines(cls, tree: ast.Module, code: str, context: Context) -> MatchedLines:

@@ -13,7 +13,8 @@ Old code reaches TensorFlow's TF1 API under several spellings, and a rule must f
 """
 
 import dataclasses
-from typing import FrozenSet, Optional, Union
+import itertools
+from typing import Dict, FrozenSet, Iterator, Optional, Set, Union
 
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider
@@ -105,23 +106,33 @@ class SpellingAware(PortTransformer):
         self.spelling = spelling_of(module)
         return self.spelling
 
+    def chain_names(self, root: str, chains: Dict[str, Set[str]]) -> Iterator[str]:
+        """The qualified names (as the rules spell them) the attribute chains on `root` may
+        have (`chains`: `TreeFacts.attribute_chains`, of the pass's `facts`): through each
+        import of `root` in the file, a star import of it from the tree, or as written."""
+        assert self.facts is not None, 'called with the facts of the tree'
+        roots = {root, *self.facts.imported_as(root)}
+        if root in self.context.star_imported:
+            roots.add(self.context.star_imported[root])
+        return (self.spelling.canonical(new_root + chain[len(root):])
+                for chain in chains.get(root, ()) for new_root in roots)
+
     def may_name(self, prefix: str) -> bool:
         """Whether a name of the file may have a qualified name (as the rules spell it) that
-        starts with `prefix`, by Python's tree, before the walk: an attribute chain or an
-        imported name, through the file's imports anywhere and its star imports of the tree.
-        True without Python's tree. A pass whose every change is at such names has nothing
-        to do where this is False."""
+        starts with `prefix`, by Python's tree, before the walk: an attribute chain
+        (`chain_names`) or an imported name, star imports of the tree included. True without
+        Python's tree. A pass whose every change is at such names has nothing to do where
+        this is False."""
         if self.facts is None or (chains := self.facts.attribute_chains()) is None:
             return True
         self.learn_spelling(self.facts.module)
-        imported = self.facts.imported_names()
-        star = self.context.star_imported
-        names = [*(qualified for bound in imported.values() for qualified in bound),
-                 *star.values()]  # a name from a star import, used bare (`dense(x)`)
-        for root, rooted in chains.items():
-            roots = {root, *imported.get(root, ()), *([star[root]] if root in star else ())}
-            names.extend(new_root + chain[len(root):] for chain in rooted for new_root in roots)
-        return any(self.spelling.canonical(name).startswith(prefix) for name in names)
+        imported = [qualified for bound in self.facts.imported_names().values()
+                    for qualified in bound]
+        # A name from a star import may be used bare (`dense(x)`).
+        names = itertools.chain(map(self.spelling.canonical, imported),
+                                map(self.spelling.canonical, self.context.star_imported.values()),
+                                *(self.chain_names(root, chains) for root in chains))
+        return any(name.startswith(prefix) for name in names)
 
     def qualified_name(self, node: cst.CSTNode) -> Optional[str]:
         """The one qualified name of `node` (as the rules spell it), or None."""
