@@ -390,6 +390,11 @@ def main() -> None:
         print(json.dumps(measure_upgrade(pathlib.Path(args.measure_upgrade))))
         return
     if args.pairs:
+        for tree in args.trees:
+            sources = python_sources(pathlib.Path(tree)) if pathlib.Path(tree).is_dir() else {}
+            if not python_3_lines(sources):
+                parser.error(f'{tree}: no Python file that Python 3 parses (a folder of '
+                             'them is needed: tf_upgrade_v2 upgrades only those)')
         rows = [paired(pathlib.Path(tree), args.pairs) for tree in args.trees]
         for row in rows:
             print(f'{row["corpus"]:<24} own {row["own_us_per_line"]:5.0f} us/line  '
