@@ -98,6 +98,50 @@ def test_a_trigger_found_without_its_word_boundaries_is_found_where_it_is():
     assert patterns._without_word_boundaries(re.compile(r'\\b\bx')).pattern == r'\\bx'
 
 
+def test_a_pattern_opening_with_a_line_start_is_gated_without_it():
+    """A pattern that opens with a line's start and indentation (`(?m:^[ \\t]*import\\b)`, which
+    `re` tries at every position) is gated by the rest (a literal `re` scans for): found
+    exactly where the pattern's own search finds it, indented, after code on the line or in
+    the middle of a word."""
+    gated = {pattern: patterns.gate(pattern) for pattern in (
+        re.compile(r'(?m:^[ \t]*(?:import|from)[ \t]+(?:cPickle|Queue)\b)'),
+        re.compile(r'^[ \t]*from[ \t]+__future__\b', re.MULTILINE),
+        re.compile(r'(?m:^[ \t]*x|y)'))}
+    assert [gate.pattern for gate in gated.values()] == [
+        r'(?m:(?:import|from)[ \t]+(?:cPickle|Queue)\b)', r'from[ \t]+__future__\b', '(?m:x|y)']
+    # Without the multi-line flag `^` is the text's start: kept (no gate).
+    assert patterns.gate(re.compile(r'^[ \t]*import\b')) is None
+    for pattern in gated:
+        for text in ('import cPickle', '  import Queue\n', 'a = 1; import cPickle',
+                     'a = 1\n\tfrom Queue import Queue', 'reimport cPickle', 'imports Queue',
+                     'from __future__ import division', 'x = 1  # from __future__ import',
+                     '\n\n    from __future__ import print_function', 'x', '  x', 'a\ny',
+                     'ax', ''):
+            assert patterns.found_in(pattern, text) is (pattern.search(text) is not None), (
+                pattern.pattern, text)
+
+
+def test_matched_lines_are_those_of_each_match_counted_another_way():
+    """`MatchedLines.matching`: the lines each match of each pattern starts in, goes on in and
+    ends in, as counted from the text before the match and the match's own line ends; none
+    for a pattern whose gate finds nothing."""
+    code = _sources()[0] + 'x = """a\nprint\nb"""\n\n  import cPickle\nimportable = 1\n'
+    searched = [re.compile(r'(?m:^[ \t]*import[ \t]+cPickle\b)'),
+                re.compile(r'\b(?:print|import)\b'), re.compile(r'"""[^"]*"""'),
+                re.compile(r'\bno_such_name\b'), re.compile(r'\n'), re.compile(r'(?=\n)')]
+    for pattern in searched:
+        expected = set()
+        for found in pattern.finditer(code):
+            first = code.count('\n', 0, found.start()) + 1
+            last = first + found.group()[:-1].count('\n') if found.group() else first
+            expected.update(range(first, last + 1))
+        assert set(MatchedLines.matching(code, pattern).lines) == expected, pattern.pattern
+    assert MatchedLines.matching(code, searched[3]).empty()
+    assert MatchedLines.matching(code, *searched[:2]).lines == sorted(
+        MatchedLines.matching(code, searched[0]).lines
+        + MatchedLines.matching(code, searched[1]).lines)
+
+
 def test_a_trigger_is_searched_alternative_by_alternative():
     """`found_in` searches each top-level alternative of a pattern alone (a `|` inside a
     group, a character class or escaped does not split it), and a pattern whose alternatives

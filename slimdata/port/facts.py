@@ -36,7 +36,7 @@ from typing import (
 
 import libcst as cst
 
-from slimdata.port.patterns import alternatives
+from slimdata.port.patterns import alternatives, gate
 from slimdata.port.qualified import ModuleNames, every_node, every_statement, top_indexes
 
 _NOT_YET = object()  # a fact not computed yet
@@ -323,14 +323,20 @@ class MatchedLines:
     @classmethod
     def matching(cls, code: str, *patterns: Pattern[str]) -> 'MatchedLines':
         """The lines where a match of any of `patterns` starts or goes on (several simple
-        patterns search faster than their alternation)."""
-        starts = [0] + [found.end() for found in re.finditer('\n', code)]
+        patterns search faster than their alternation). A pattern whose quicker `gate` finds
+        nothing is not searched; the lines are counted from one match to the next (a list of
+        where each line starts cost more than the searches)."""
         lines: List[int] = []
         for pattern in patterns:
+            quick = gate(pattern)
+            if quick is not None and quick.search(code) is None:
+                continue
+            line, position = 1, 0
             for found in pattern.finditer(code):
-                first = bisect.bisect_right(starts, found.start())
-                last = bisect.bisect_right(starts, max(found.end() - 1, found.start()))
-                lines.extend(range(first, last + 1))
+                start, end = found.start(), max(found.end() - 1, found.start())
+                line += code.count('\n', position, start)
+                position = start
+                lines.extend(range(line, line + code.count('\n', start, end) + 1))
         return cls(lines)
 
     def empty(self) -> bool:

@@ -2,10 +2,10 @@
 
 Every pass's trigger is searched in every file, and a pass's statement filter in each file it
 runs on: some 6% of a port once. Python's `re` finds a pattern that starts with a literal by a
-fast scan for it, but tries a pattern that starts with `\\b`, or with an alternation, at every
-position of the text: 3 to 25 times as slow. So a pattern is searched alternative by
-alternative (`alternatives`), and each first without its leading word boundaries
-(`found_in`), which answers as the pattern's own search does.
+fast scan for it, but tries a pattern that starts with `\\b`, with a line's start (`(?m:^`), or
+with an alternation, at every position of the text: 3 to 25 times as slow. So a pattern is
+searched alternative by alternative (`alternatives`), and each first without its leading word
+boundaries and line start (`found_in`), which answers as the pattern's own search does.
 """
 
 import functools
@@ -16,19 +16,41 @@ from typing import List, Optional, Pattern, Tuple
 def found_in(pattern: Pattern[str], code: str) -> bool:
     """Whether `pattern` matches in `code`: each of its top-level alternatives searched alone
     (`A|B` matches somewhere exactly where `A` or `B` does; TensorFlow 0.x's trigger so: a
-    third of its time), first without its word boundaries. Without its `\\b`s a pattern
-    matches wherever it did (an assertion only rules matches out), so where that one finds
-    nothing neither would the pattern; where it finds something the pattern is searched
+    third of its time), first without its word boundaries and line start (`gate`). Without
+    them a pattern matches wherever it did (an assertion only rules matches out, and what
+    `[ \\t]*` matched after a line's start the rest matches without it), so where that one
+    finds nothing neither would the pattern; where it finds something the pattern is searched
     itself."""
-    return any((gate is None or gate.search(code) is not None) and alternative.search(code)
-               is not None for alternative, gate in _searches(pattern))
+    return any((quick is None or quick.search(code) is not None) and alternative.search(code)
+               is not None for alternative, quick in _searches(pattern))
 
 
 @functools.lru_cache(maxsize=None)
 def _searches(pattern: Pattern[str]) -> Tuple[Tuple[Pattern[str], Optional[Pattern[str]]], ...]:
-    """(each top-level alternative of `pattern`, its gate `_without_word_boundaries`)."""
-    return tuple((alternative, _without_word_boundaries(alternative))
-                 for alternative in alternatives(pattern))
+    """(each top-level alternative of `pattern`, its `gate`)."""
+    return tuple((alternative, gate(alternative)) for alternative in alternatives(pattern))
+
+
+#: A line's start and its indentation opening a pattern (`(?m:^[ \\t]*import\\b)`): the group
+#: that opens it with the multi-line flag, and the anchor and indentation after.
+_LINE_START = re.compile(r'(\(\?m:)?\^\[ \\t\]\*')
+
+
+@functools.lru_cache(maxsize=4096)  # as `alternatives`
+def gate(pattern: Pattern[str]) -> Optional[Pattern[str]]:
+    """`pattern` without what `re` tries at every position before its first character: its
+    line start and indentation (`_LINE_START`, with the multi-line flag), then its word
+    boundaries (`_without_word_boundaries`); or None: it has neither (then no gate)."""
+    text = pattern.pattern
+    start = _LINE_START.match(text)
+    if start is not None and (start.group(1) or pattern.flags & re.MULTILINE):
+        text = (start.group(1) or '') + text[start.end():]
+    try:
+        unanchored = re.compile(text, pattern.flags)
+    except re.error:  # a construct the match above misreads: no gate
+        return None
+    bounded = _without_word_boundaries(unanchored)
+    return unanchored if bounded is None and text != pattern.pattern else bounded
 
 
 #: What a pattern split into its alternatives may no longer match alike: a backreference or a

@@ -75,6 +75,7 @@ from fissix.pgen2.tokenize import TokenError
 from slimdata.port import python2_statements
 from slimdata.port.edits import CHANGED, NOT_PORTED, Context, Note
 from slimdata.port.facts import MatchedLines, words_pattern
+from slimdata.port.patterns import found_in
 from slimdata.port.qualified import every_node
 
 #: The modules the slimdata port's StringIO pass ports (to io.BytesIO where they hold image
@@ -229,6 +230,10 @@ def read_for_python_2(code: str) -> Tuple[bool, Optional[ast.Module]]:
         # Refused for another reason (nesting too deep): no Python 2 matter, the pipeline's
         # own check reports it.
         return PYTHON_2_EVIDENCE.search(code) is not None, None
+    # Most files show none: `found_in` answers that four times as fast as the search (the
+    # evidence's alternatives start with `\b`, which `re` tries at every position).
+    if not found_in(PYTHON_2_EVIDENCE, code):
+        return False, tree
     guarded: Optional[Set[int]] = None
     for match in PYTHON_2_EVIDENCE.finditer(code):
         if guarded is None:  # only for a file with evidence: one walk of its tree
