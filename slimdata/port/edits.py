@@ -143,6 +143,17 @@ _EXPRESSION_TYPES = _concrete_types((cst.BaseExpression,))
 #: A `visit_<Node>_<field>` or `leave_<Node>_<field>` method (LibCST's node names hold no `_`).
 _FIELD_HOOK = re.compile(r'(?:visit|leave)_[A-Z][A-Za-z]*_[a-z]')
 
+#: The nodes of a tree's whitespace, comments and punctuation, which hold nothing but more of
+#: them: two thirds of a tree's nodes, which a walk builds again each (LibCST's visitors too).
+#: A visitor with no method for one walks none of them (`_Hooks.on_visit`): half a walk's
+#: time saved, measured on SSD-Tensorflow and seglink.
+_TRIVIA_TYPES = _concrete_types((
+    cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.TrailingWhitespace, cst.EmptyLine,
+    cst.Comment, cst.Newline, cst.Comma, cst.Dot, cst.Colon, cst.Semicolon, cst.AssignEqual,
+    cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
+    cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.BaseBinaryOp, cst.BaseBooleanOp,
+    cst.BaseCompOp, cst.BaseUnaryOp, cst.BaseAugOp, cst.ImportStar))
+
 
 class _Hooks:
     """A visitor's `visit_<Node>` and `leave_<Node>` methods looked up once per node type.
@@ -160,6 +171,7 @@ class _Hooks:
 
     _visits: ClassVar[Dict[type, Optional[Callable]]] = {}
     _leaves: ClassVar[Dict[type, Optional[Callable]]] = {}
+    _trivia: ClassVar[frozenset] = frozenset()  # the `_TRIVIA_TYPES` it does not walk
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -167,6 +179,10 @@ class _Hooks:
         has_field_methods = any(_FIELD_HOOK.match(name) for klass in cls.__mro__
                                 if not klass.__module__.startswith('libcst.')
                                 for name in vars(klass))
+        cls._trivia = frozenset() if has_field_methods else frozenset(
+            kind for kind in _TRIVIA_TYPES
+            if cls._own_method('visit_' + kind.__name__) is None
+            and cls._own_method('leave_' + kind.__name__) is None)
         for hook in ('on_visit_attribute', 'on_leave_attribute'):  # LibCST's visitors'
             if cls._own_method(hook) not in (None, _no_field_hook):
                 continue  # the class's own
@@ -184,10 +200,13 @@ class _Hooks:
         return None
 
     def on_visit(self, node: cst.CSTNode) -> bool:
+        kind = type(node)
+        if kind in self._trivia:
+            return False  # its nodes are all trivia: not walked, the node kept as it is
         try:  # the lookup of `visit_method` inlined: this runs at every node of every walk
-            visit = self._visits[type(node)]
+            visit = self._visits[kind]
         except KeyError:
-            visit = self.visit_method(type(node))
+            visit = self.visit_method(kind)
         return visit is None or visit(self, node) is not False
 
     @classmethod
