@@ -250,6 +250,106 @@ def test_the_passes_sharing_one_tree_port_as_passes_parsing_each_its_own(monkeyp
     assert sum(code != sources[path] for path, (code, _) in shared.items()) >= 15
 
 
+def _hook_classes(root=edits._Hooks):
+    for subclass in root.__subclasses__():
+        yield subclass
+        yield from _hook_classes(subclass)
+
+
+def _node_types_named(hint) -> set:
+    """The LibCST node types a field's type annotation names, in unions and sequences too."""
+    import typing
+    named, stack = set(), [hint]
+    while stack:
+        argument = stack.pop()
+        if isinstance(argument, type) and issubclass(argument, cst.CSTNode):
+            named.add(argument)
+        stack.extend(typing.get_args(argument))
+    return named
+
+
+def test_trivia_and_leaves_hold_only_trivia():
+    """Whitespace, comments and punctuation (`_TRIVIA_TYPES`), which a walk skips, and the
+    leaves a walk does not walk into (`_LEAF_TYPES`) hold nothing but trivia, in every node
+    of real code (so no pass's node is skipped with them); each of their fields annotated as
+    a node names trivia only (an abstract type: all its kinds trivia)."""
+    import typing
+    trivia, leaves = edits._TRIVIA_TYPES, edits._LEAF_TYPES
+    found = set()
+    for code in _sources()[:30]:
+        stack = [cst.parse_module(code)]
+        while stack:
+            node = stack.pop()
+            children = node.children
+            if type(node) in trivia | leaves:
+                found.add(type(node))
+                assert all(type(child) in trivia for child in children), type(node)
+            stack.extend(children)
+    assert len(found) >= 20
+    for kind in trivia | leaves:
+        for hint in typing.get_type_hints(kind).values():
+            for node in _node_types_named(hint):
+                assert edits._concrete_types((node,)) <= trivia, (kind, node)
+
+
+def test_a_walk_skips_trivia_but_where_a_class_has_a_method_for_them():
+    """A pass with no method for any trivia type walks none of their own nodes; one with a
+    method for one walks them all, as does one with `SKIPS_TRIVIA = False`."""
+    code = 'import os  # a\n\n# b\nx = f(a, b)  # c\n'
+    seen = []
+
+    class Names(PortTransformer):
+        def visit_Name(self, node):
+            seen.append(node.value)
+
+    class Comments(PortTransformer):
+        def visit_Comment(self, node):
+            seen.append(node.value)
+
+    class Everything(PortTransformer):
+        SKIPS_TRIVIA = False
+
+        def on_leave(self, original_node, updated_node):
+            seen.append(type(original_node).__name__)
+            return super().on_leave(original_node, updated_node)
+
+    assert Names._trivia == edits._TRIVIA_TYPES
+    assert Comments._trivia == frozenset()  # a comment is in an empty line or a line's end
+    assert Everything._trivia == frozenset()
+    edits.ParsedFile(code).run(Names(edits.Context('m.py')))
+    assert seen == ['os', 'x', 'f', 'a', 'b']
+    seen.clear()
+    edits.ParsedFile(code).run(Comments(edits.Context('m.py')))
+    assert seen == ['# a', '# b', '# c']
+    seen.clear()
+    edits.ParsedFile(code).run(Everything(edits.Context('m.py')))
+    assert {'Comment', 'Comma', 'SimpleWhitespace', 'Newline', 'EmptyLine'} <= set(seen)
+
+
+def test_passes_skipping_trivia_port_as_passes_walking_every_node(monkeypatch):
+    """The passes walk no whitespace, comment or punctuation node they have no method for;
+    walking every node they make the same files and the same notes."""
+    sources = _corpus()
+    skipping = pipeline.port_sources(sources, tf_upgrade=None)
+    walked = []
+    on_leave = edits.KeepsUnchanged.on_leave
+
+    def counted(transformer, original_node, updated_node):
+        walked.append(type(original_node))
+        return on_leave(transformer, original_node, updated_node)
+
+    monkeypatch.setattr(edits.KeepsUnchanged, 'on_leave', counted)
+    for kind in _hook_classes():
+        monkeypatch.setattr(kind, '_trivia', frozenset())
+    assert pipeline.port_sources(sources, tf_upgrade=None) == skipping
+    every_node = len(walked)
+    walked.clear()
+    monkeypatch.undo()
+    monkeypatch.setattr(edits.KeepsUnchanged, 'on_leave', counted)
+    assert pipeline.port_sources(sources, tf_upgrade=None) == skipping
+    assert len(walked) < 0.8 * every_node  # the trivia nodes' own nodes are not walked
+
+
 @pytest.mark.slow
 def test_passes_that_filter_statements_port_as_passes_visiting_all(monkeypatch):
     """A pass with `FILTERS_STATEMENTS` walks only the statements its pattern matches (the

@@ -262,6 +262,8 @@ def test_lines_are_libcst_s(path, code):
     checked = []
 
     class Probe(edits.PortTransformer):
+        SKIPS_TRIVIA = False  # every node, whitespace and punctuation too
+
         def on_leave(self, original_node, updated_node):
             line = self._line_in_statement(original_node)
             if line is not None:

@@ -153,6 +153,11 @@ _TRIVIA_TYPES = _concrete_types((
     cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
     cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.BaseBinaryOp, cst.BaseBooleanOp,
     cst.BaseCompOp, cst.BaseUnaryOp, cst.BaseAugOp, cst.ImportStar))
+#: The nodes whose own nodes are all trivia (a name, a number, a string, `pass`): such a
+#: node is visited and left, but not walked into, nor built again.
+_LEAF_TYPES = frozenset((cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
+                         cst.FormattedStringText, cst.Ellipsis, cst.Pass, cst.Break,
+                         cst.Continue, cst.Asynchronous, cst.ParamSlash, cst.ParamStar))
 
 
 class _Hooks:
@@ -167,11 +172,20 @@ class _Hooks:
     The methods are the class's, looked up when a walk first meets a node type: unlike
     LibCST's, an instance attribute named `visit_Name`, a static or class method of that
     name, or a method set on the class after its first walk is not what is called.
+
+    A class with no method for whitespace, comments or punctuation (`_TRIVIA_TYPES`, two
+    thirds of a tree's nodes) does not walk into them, nor into the nodes that hold nothing
+    else (`_LEAF_TYPES`: names, numbers, strings): such a node is visited and left, but not
+    its own nodes, nor is it built again.
     """
 
     _visits: ClassVar[Dict[type, Optional[Callable]]] = {}
     _leaves: ClassVar[Dict[type, Optional[Callable]]] = {}
+    #: Whether a walk skips the `_TRIVIA_TYPES` when the class has no method for any (False:
+    #: it reads every node, through `on_visit` or `on_leave`).
+    SKIPS_TRIVIA: ClassVar[bool] = True
     _trivia: ClassVar[frozenset] = frozenset()  # the `_TRIVIA_TYPES` it does not walk
+    _leaf_kinds: ClassVar[frozenset] = frozenset()  # the `_LEAF_TYPES` it does not walk into
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -179,10 +193,13 @@ class _Hooks:
         has_field_methods = any(_FIELD_HOOK.match(name) for klass in cls.__mro__
                                 if not klass.__module__.startswith('libcst.')
                                 for name in vars(klass))
-        cls._trivia = frozenset() if has_field_methods else frozenset(
-            kind for kind in _TRIVIA_TYPES
-            if cls._own_method('visit_' + kind.__name__) is None
-            and cls._own_method('leave_' + kind.__name__) is None)
+        # A method for one trivia type: all are walked (one holds another: a comment is in
+        # an empty line or a line's end).
+        reads_trivia = any(cls._own_method(prefix + kind.__name__) is not None
+                           for kind in _TRIVIA_TYPES for prefix in ('visit_', 'leave_'))
+        skips = not (has_field_methods or reads_trivia) and cls.SKIPS_TRIVIA
+        cls._trivia = _TRIVIA_TYPES if skips else frozenset()
+        cls._leaf_kinds = _LEAF_TYPES if skips else frozenset()
         for hook in ('on_visit_attribute', 'on_leave_attribute'):  # LibCST's visitors'
             if cls._own_method(hook) not in (None, _no_field_hook):
                 continue  # the class's own
@@ -207,7 +224,7 @@ class _Hooks:
             visit = self._visits[kind]
         except KeyError:
             visit = self.visit_method(kind)
-        return visit is None or visit(self, node) is not False
+        return (visit is None or visit(self, node) is not False) and kind not in self._leaf_kinds
 
     @classmethod
     def visit_method(cls, kind: type) -> Optional[Callable]:
