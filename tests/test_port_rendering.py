@@ -93,6 +93,28 @@ def test_a_wrong_start_falls_back_to_the_whole_rendering(monkeypatch):
     assert 'replaced = True' in after.code and '@\\\ndecorator' in after.code
 
 
+def test_only_the_seams_beside_new_text_are_checked(monkeypatch):
+    """Between two statements both kept as they were, the text goes on from one to the next
+    wherever the seam is: of a module of 40 statements one of which a pass replaced, the two
+    seams around it are checked (a statement rendered for each at most), not the others; a
+    wrong seam beside the new text still falls back to the whole rendering."""
+    code = ''.join(f'x{index} = {index}  # {index}\n' for index in range(40))
+    before = cst.parse_module(code)
+    after = before.visit(_Edit(replace='x20 ='))
+    expected = after.code
+    rendered = []
+    code_for_node = cst.Module.code_for_node
+    monkeypatch.setattr(cst.Module, 'code_for_node', lambda module, node: rendered.append(
+        node) or code_for_node(module, node))
+    spans = TreeFacts(before, code).spans()
+    assert rendering._stitched(before, code, spans, after, rendering.Renderings()) == expected
+    assert 1 <= len(rendered) <= 3  # the new statement, and one old one for both its seams
+    wrong = dict(spans)
+    statement = before.body[21]
+    wrong[id(statement)] = wrong[id(statement)]._replace(first=wrong[id(statement)].first - 1)
+    assert rendering._stitched(before, code, wrong, after, rendering.Renderings()) is None
+
+
 def test_the_passes_of_a_file_share_their_renderings(monkeypatch):
     """A statement rendered for one pass (new, or checked at a seam) is not rendered again
     for the next, which leaves it; each pass's code is still LibCST's rendering of its tree,

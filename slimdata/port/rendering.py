@@ -10,8 +10,9 @@ it, with the text of each statement the pass replaced, removed or added rendered
 Where each statement's text starts comes from Python's parser (`TreeFacts.spans`: its first
 line, decorators included) less its leading blank and comment lines, which LibCST counts as
 the statement's own. Every seam between old text and newly rendered text is checked: the old
-statement beside it is rendered and must be the text between the seams. Where anything does
-not hold, the whole module is rendered, as LibCST does.
+statement beside it is rendered and must be the text between the seams. (Between two old
+statements kept as they were, the text goes on from one to the next wherever the seam is: no
+check.) Where anything does not hold, the whole module is rendered, as LibCST does.
 
 A changed statement whose indented body is the last thing it renders (a `def`, a `class`, a
 `with`, a `for`, `while` or `if` without `else`) and whose other parts are the very nodes they
@@ -160,6 +161,10 @@ class _Stitcher:
         old_index = {id(statement): index for index, statement in enumerate(old)}
         pieces: List[str] = []
         kept = 0  # the old statements before this index are used or dropped
+        # Whether the last piece is old statement `kept - 1`'s text as it was: then the seam
+        # after it needs no check before the next one's text, which goes on from the same
+        # line wherever the seam is (the two texts are one stretch of the old lines).
+        after_copy = False
         for statement in new:
             index = old_index.get(id(statement))
             if index is None and kept < len(old):  # new: the old one there changed inside?
@@ -169,18 +174,20 @@ class _Stitcher:
                     if not seams.hold(kept):
                         return None
                     pieces.append(inner)
-                    kept += 1
+                    kept, after_copy = kept + 1, False
                     continue
             if index is None or index < kept:
                 if not seams.hold(kept):  # where the new text goes
                     return None
                 pieces.append(self.renderings.code_of(self.after, statement, indents))
+                after_copy = False
                 continue
             # Old statements kept..index-1 were replaced or removed: the seams around them.
-            if not all(seams.hold(seam) for seam in range(kept, index + 1)):
+            if not (after_copy and index == kept) and not all(
+                    seams.hold(seam) for seam in range(kept, index + 1)):
                 return None
             pieces.append(''.join(self.lines[starts[index]:starts[index + 1]]))
-            kept = index + 1
+            kept, after_copy = index + 1, True
         if not all(seams.hold(seam) for seam in range(kept, len(old) + 1)):
             return None
         return ''.join(pieces)
