@@ -10,7 +10,7 @@ import pytest
 
 from port_snippets import PYTHON_2_TAIL
 from slimdata import cli
-from slimdata.port import edits, patterns, pipeline
+from slimdata.port import edits, facts, patterns, pipeline
 from slimdata.port.edits import PortTransformer
 from slimdata.port.facts import _BINDING_STATEMENTS, MatchedLines, TreeFacts, _bound_by
 from slimdata.port.qualified import every_statement
@@ -480,6 +480,37 @@ def _counting_python_parses(monkeypatch):
     monkeypatch.setattr(pipeline.ast, 'parse', lambda source, *args, **kwargs: (
         parsed.append(source), parse(source, *args, **kwargs))[1])
     return parsed
+
+
+def test_python_s_tree_after_a_pass_is_spliced_as_python_parses_it(monkeypatch):
+    """After a LibCST pass, Python's tree of the code it left keeps the old tree's statements
+    the pass left where they were and parses the lines between (`facts.spliced_tree`): for
+    every pass over the corpus, node for node, line and column, the tree Python parses of the
+    whole code; none where a run between does not parse alone, or with Barry's `<>`."""
+    import ast as python_ast
+    spliced_tree, compared = facts.spliced_tree, []
+
+    def checked(old_tree, old_code, code):
+        tree = spliced_tree(old_tree, old_code, code)
+        if tree is not None:
+            assert python_ast.dump(tree, include_attributes=True) == python_ast.dump(
+                python_ast.parse(code), include_attributes=True), code[:200]
+            compared.append(tree)
+        return tree
+
+    monkeypatch.setattr(facts, 'spliced_tree', checked)
+    pipeline.port_sources(_corpus(), tf_upgrade=None)
+    assert len(compared) >= 10
+    old = 'x = 1\n\n\ndef f(a):\n    return a / 2\n\n\ny = (1,\n     2)\n'
+    new = old.replace('a / 2', '"""\n    still a string')  # a run left open: parsed whole
+    assert spliced_tree(python_ast.parse(old), old, new) is None
+    assert spliced_tree(python_ast.parse(old), old, '# moved\n' + old) is None  # none kept
+    barry = 'from __future__ import barry_as_FLUFL\n' + old
+    assert spliced_tree(python_ast.parse(barry), barry, barry.replace('a / 2', 'a')) is None
+    old_tree = python_ast.parse(old)
+    kept = spliced_tree(old_tree, old, old.replace('a / 2', 'a // 2'))
+    assert kept is not None and kept.body[0] is old_tree.body[0]  # `x = 1`, `y = ...`: kept
+    assert kept.body[2] is old_tree.body[2] and kept.body[1] is not old_tree.body[1]
 
 
 def test_the_tree_read_for_python_2_evidence_serves_the_stages(monkeypatch):

@@ -840,7 +840,7 @@ class ParsedFile:
             self.code = code_after_pass(self._wrapper.module, self.code, self._facts.spans(),
                                         module, self._renderings)
             self._wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-            self._facts = TreeFacts(module, self.code)
+            self._facts = TreeFacts(module, self.code, previous=self._facts)
 
 
 @contextlib.contextmanager
