@@ -308,9 +308,11 @@ def spliced_tree(old_tree: ast.Module, old_code: str, code: str) -> Optional[ast
     `code` is such runs and statements one after the other, each whole top-level statements
     that start at a line's start and end at a line's end, so its tree is theirs: a statement's
     tree is its text's at its lines (the future feature that changes the grammar, Barry's
-    `<>`, excepted: parsed whole). The pass changed some statements of a file, most of which
-    stay where they were: a fifth of a port's parses of Python's tree, on three Python 2
-    repositories, were of the lines of such statements."""
+    `<>`, excepted: parsed whole). A statement sharing a line with another (`a = 1; b = 2`)
+    or whose last line goes on to the next (a backslash) is parsed with the runs. Most
+    statements a pass leaves stay where they were: the lines Python parses again after the
+    passes on three Python 2 repositories went from 27,631 to 14,176. The trees share the
+    nodes kept: neither is changed after."""
     if 'barry_as_FLUFL' in code:
         return None
     old_lines, lines = old_code.split('\n'), code.split('\n')
