@@ -48,8 +48,8 @@ repositories 197-291, 1.3-1.5 times tf_upgrade_v2 per line of the files it upgra
 run and 0.9-1.3 in one an hour before, 0.6-0.7 times 2to3 and tf_upgrade_v2 together. Single
 runs move by a fifth or more on the shared machines: `--pairs N` decides a ratio better, N
 pairs of the own passes and tf_upgrade_v2, the two of a pair at the same time, and their
-median (0.4.10, seven pairs: 0.80 on SSD-Tensorflow, 1.09-1.20 on the Python 2 repositories;
-0.4.9's the same hour, 1.18-1.25).
+median (0.4.10, seven pairs, three runs: 0.73-0.81 on SSD-Tensorflow, 0.90-1.31 on the Python 2
+repositories; 0.4.9's the same hour, 1.18-1.25).
 
     .venv/bin/python benchmarks/bench_port.py --pairs 7 /work/ext/SSD-Tensorflow
 
