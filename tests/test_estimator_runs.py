@@ -76,6 +76,19 @@ def test_write_results_keeps_numeric_scalars_but_the_global_step(tmp_path):
     assert found == {(7, 'loss'): 2.0, (7, 'mae'): 0.5}
 
 
+def test_evaluations_in_the_same_second_keep_each_its_summaries(tmp_path):
+    """An event file is named by the second it is made in: two evaluations written one
+    right after the other (the same second, as a quick `evaluate` then `train_and_evaluate`)
+    each keep their summaries, in files of their own."""
+    for step in (12, 15):
+        evaluate_run.write_results(str(tmp_path), {'loss': float(step)}, step=step)
+    paths = sorted(tmp_path.glob('events.out.tfevents.*'))
+    assert len(paths) == 2
+    found = {event.step: value.simple_value for path in paths
+             for event in v1.train.summary_iterator(str(path)) for value in event.summary.value}
+    assert found == {12: 12.0, 15: 15.0}
+
+
 def test_stop_after_n_evals_and_the_loss_metric(graph):
     counter = v1.get_variable('counter', [], dtype=tf.int64,
                               initializer=v1.zeros_initializer())

@@ -1,6 +1,8 @@
 """`Estimator.evaluate`: one evaluation of a checkpoint in a new graph, its metrics' update
 ops run to the end of the input (or `steps` batches), the results written as summaries."""
 
+import itertools
+import os
 from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Sequence
 
 import numpy as np
@@ -37,15 +39,23 @@ class StopAfterNEvalsHook(Hook):
             run_context.request_stop()
 
 
+#: Numbers the event files `write_results` writes in this process.
+_EVENT_FILES = itertools.count()
+
+
 def write_results(folder: str, results: Dict[str, Any], step: int) -> None:
     """Writes the numeric scalars of an evaluation's results (but the global step) as
-    summaries of step `step` to `folder`."""
+    summaries of step `step` to an event file of its own in `folder`."""
     values = [v1.Summary.Value(tag=key, simple_value=float(value))
               for key, value in sorted(results.items())
               if key != GLOBAL_STEP_KEY and np.ndim(value) == 0
               and np.issubdtype(np.asarray(value).dtype, np.number)]
+    # An event file is named by the second it is made in and the host: a second evaluation
+    # in the same second would write over the first's file, its summaries lost. So each
+    # gets a suffix of its own (the process's and a count).
+    suffix = f'.{os.getpid()}.{next(_EVENT_FILES)}'
     with tf.Graph().as_default():  # the TF1 FileWriter refuses eager execution
-        writer = v1.summary.FileWriter(folder)
+        writer = v1.summary.FileWriter(folder, filename_suffix=suffix)
         writer.add_summary(v1.Summary(value=values), step)
         writer.close()
 
