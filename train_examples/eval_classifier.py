@@ -31,6 +31,7 @@ import lenet  # noqa: E402          by name)
 
 from slimdata import slim  # noqa: E402
 from slimdata._tf import tf  # noqa: E402
+from slimdata.contrib.estimator.evaluate_run import write_results  # noqa: E402
 from slimdata.datasets import dataset_factory  # noqa: E402
 from slimdata.progress import Progress  # noqa: E402
 from slimdata.queue_session import QueueSession  # noqa: E402
@@ -57,16 +58,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 
 
 def write_accuracy_summary(eval_dir: str, accuracy: float, global_step: int) -> None:
-    """Writes `eval/Accuracy` at the checkpoint's global step, for TensorBoard."""
-    summary = tf.compat.v1.Summary(
-        value=[tf.compat.v1.Summary.Value(tag='eval/Accuracy', simple_value=accuracy)])
-    # The v1 FileWriter refuses eager execution; a graph of its own makes it work in both.
-    with tf.Graph().as_default():
-        writer = tf.compat.v1.summary.FileWriter(eval_dir)
-        try:
-            writer.add_summary(summary, global_step)
-        finally:
-            writer.close()
+    """Writes `eval/Accuracy` at the checkpoint's global step, for TensorBoard, to an event
+    file of its own (an evaluation in the same second as the one before keeps both)."""
+    write_results(eval_dir, {'eval/Accuracy': accuracy}, global_step)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
