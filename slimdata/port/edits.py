@@ -281,87 +281,28 @@ class KeepsUnchanged(_Hooks, cst.CSTTransformer):
         return original_node if result is updated_node and self.replacements == before else result
 
 
-class PortTransformer(KeepsUnchanged):
-    """A porting pass: records notes by line, and the import lines its edits need.
-
-    A pass runs on a file only when `has_work` says so: by default when the file's text
-    matches `TRIGGER`, which each pass builds from its own tables (a pass costs some 1 ms of
-    CPU a line whether it finds work or not, so triggers are worth making tight). `NAME` is
-    the pass's name in the report ("internal error in pass NAME").
+class PassMetadata(KeepsUnchanged):
+    """The metadata a pass asks of its tree, answered from Python's parser where it can say
+    (`TreeFacts`), cheaper than LibCST's providers (`_OWN_METADATA`).
 
     `get_metadata` answers ParentNodeProvider for every node the pass has visited (children
-    are visited before their parent's `leave_*`), PositionProvider and QualifiedNameProvider
-    for every node.
+    are visited before their parent's `leave_*`; the walk records them in `_parents`),
+    PositionProvider and QualifiedNameProvider for every node. `context`: the file's; `facts`:
+    what Python's parser says of the tree the pass runs on (set by `ParsedFile.run`; None:
+    every answer is LibCST's).
     """
 
     METADATA_DEPENDENCIES: ClassVar[Collection[ProviderT]] = (PositionProvider,
                                                               QualifiedNameProvider)
 
-    NAME: ClassVar[str] = ''
-    TRIGGER: ClassVar[Pattern[str]] = re.compile('')
-    FILTERS_STATEMENTS: ClassVar[bool] = False  # see `statement_filter`
-    STATEMENTS: ClassVar[Optional[Pattern[str]]] = None
-    BINDINGS: ClassVar[Optional[Pattern[str]]] = None
-    # A pass whose work is all in statements (imports), not in the expressions in them, which
-    # are most of a tree: it does not walk them.
-    STATEMENTS_ONLY: ClassVar[bool] = False
-
     def __init__(self, context: Context) -> None:
         super().__init__()
         self.context = context
-        self.notes: List[Note] = []
-        self.needed_imports: List[str] = []
+        self.facts: Optional[TreeFacts] = None
         self._wrapper: Optional[MetadataWrapper] = None
         self._parents: Dict[cst.CSTNode, cst.CSTNode] = {}
-        self._ancestors: List[cst.CSTNode] = []
-        self.source = ''  # the code of the tree the pass runs on (not rendered again)
-        # What Python's parser says of the tree the pass runs on (set by `ParsedFile.run`;
-        # None: every answer is LibCST's).
-        self.facts: Optional[TreeFacts] = None
         self._top_indexes: Optional[Dict[int, int]] = None
         self._statement_lines: Optional[StatementLines] = None
-        self._matched: Optional[MatchedLines] = None  # the lines `statement_filter` matches
-        self._skipped: Set[cst.CSTNode] = set()  # the statements it left unvisited
-
-    @classmethod
-    def has_work(cls, code: str, context: Context) -> bool:
-        """Whether the pass may change or report something in `code`: its trigger found, and
-        where the pass tells its work by Python's tree (`work_lines`) and a stage left that
-        tree, some work there."""
-        return found_in(cls.TRIGGER, code) and cls.tree_shows_work(code, context)
-
-    @classmethod
-    def tree_shows_work(cls, code: str, context: Context) -> bool:
-        """False where Python's tree of `code`, when a stage left it, shows no `work_lines`."""
-        tree = context.python_tree_of(code)
-        lines = cls._work_lines_of(tree, code, context) if tree is not None else None
-        return lines is None or not lines.empty()
-
-    @classmethod
-    def _work_lines_of(cls, tree: ast.Module, code: str,
-                       context: Context) -> Optional[MatchedLines]:
-        """`work_lines`, once per tree: `has_work` and `lines_to_visit` ask it of the same."""
-        found = context.found_work_lines.get(cls)
-        if found is None or found[0] is not tree:
-            found = context.found_work_lines[cls] = (tree, cls.work_lines(tree, code, context))
-        return found[1]
-
-    @classmethod
-    def work_lines(cls, tree: ast.Module, code: str,
-                   context: Context) -> Optional[MatchedLines]:
-        """The lines of the nodes of `tree` (Python's tree of `code`) the pass may change or
-        report, where it can tell them (division: its `/` that divide), or None. A pass that
-        tells them (and sets `FILTERS_STATEMENTS`) runs only where there are some, and walks
-        only their statements."""
-        return None
-
-    @classmethod
-    def port(cls, parsed: 'ParsedFile', context: Context) -> List[Note]:
-        """Runs the pass over the file's tree (which it updates); the pass's notes, by line of
-        `parsed.code` as it was before."""
-        transformer = cls(context)
-        parsed.run(transformer)
-        return transformer.notes
 
     @contextlib.contextmanager
     def resolve(self, wrapper: MetadataWrapper) -> Iterator[None]:
@@ -445,6 +386,91 @@ class PortTransformer(KeepsUnchanged):
             self.metadata = {**self.metadata, key: self._wrapper.resolve(key)}
         return self.metadata[key]
 
+    def line_of(self, node: cst.CSTNode) -> int:
+        line = self._line_in_statement(node)
+        return line if line is not None else self.get_metadata(PositionProvider, node).start.line
+
+    def attribute_read(self, node: cst.BaseExpression) -> str:
+        """The attribute read of `node`'s value (`args` of `spec(f).args`), or '' (the pass
+        has visited `node`)."""
+        parent = self._parents.get(node)
+        return parent.attr.value if isinstance(parent, cst.Attribute) and parent.value is node \
+            else ''
+
+    def qualified_name(self, node: cst.CSTNode) -> Optional[str]:
+        """The one qualified name of `node` through the file's imports, or None."""
+        names = self.get_metadata(QualifiedNameProvider, node, set())
+        return next(iter(names)).name if len(names) == 1 else None
+
+
+class PortTransformer(PassMetadata):
+    """A porting pass: records notes by line, and the import lines its edits need.
+
+    A pass runs on a file only when `has_work` says so: by default when the file's text
+    matches `TRIGGER`, which each pass builds from its own tables (a pass costs some 1 ms of
+    CPU a line whether it finds work or not, so triggers are worth making tight). `NAME` is
+    the pass's name in the report ("internal error in pass NAME"). What it asks of the tree
+    (parents, positions, qualified names) `PassMetadata` answers.
+    """
+
+    NAME: ClassVar[str] = ''
+    TRIGGER: ClassVar[Pattern[str]] = re.compile('')
+    FILTERS_STATEMENTS: ClassVar[bool] = False  # see `statement_filter`
+    STATEMENTS: ClassVar[Optional[Pattern[str]]] = None
+    BINDINGS: ClassVar[Optional[Pattern[str]]] = None
+    # A pass whose work is all in statements (imports), not in the expressions in them, which
+    # are most of a tree: it does not walk them.
+    STATEMENTS_ONLY: ClassVar[bool] = False
+
+    def __init__(self, context: Context) -> None:
+        super().__init__(context)
+        self.notes: List[Note] = []
+        self.needed_imports: List[str] = []
+        self._ancestors: List[cst.CSTNode] = []
+        self.source = ''  # the code of the tree the pass runs on (not rendered again)
+        self._matched: Optional[MatchedLines] = None  # the lines `statement_filter` matches
+        self._skipped: Set[cst.CSTNode] = set()  # the statements it left unvisited
+
+    @classmethod
+    def has_work(cls, code: str, context: Context) -> bool:
+        """Whether the pass may change or report something in `code`: its trigger found, and
+        where the pass tells its work by Python's tree (`work_lines`) and a stage left that
+        tree, some work there."""
+        return found_in(cls.TRIGGER, code) and cls.tree_shows_work(code, context)
+
+    @classmethod
+    def tree_shows_work(cls, code: str, context: Context) -> bool:
+        """False where Python's tree of `code`, when a stage left it, shows no `work_lines`."""
+        tree = context.python_tree_of(code)
+        lines = cls._work_lines_of(tree, code, context) if tree is not None else None
+        return lines is None or not lines.empty()
+
+    @classmethod
+    def _work_lines_of(cls, tree: ast.Module, code: str,
+                       context: Context) -> Optional[MatchedLines]:
+        """`work_lines`, once per tree: `has_work` and `lines_to_visit` ask it of the same."""
+        found = context.found_work_lines.get(cls)
+        if found is None or found[0] is not tree:
+            found = context.found_work_lines[cls] = (tree, cls.work_lines(tree, code, context))
+        return found[1]
+
+    @classmethod
+    def work_lines(cls, tree: ast.Module, code: str,
+                   context: Context) -> Optional[MatchedLines]:
+        """The lines of the nodes of `tree` (Python's tree of `code`) the pass may change or
+        report, where it can tell them (division: its `/` that divide), or None. A pass that
+        tells them (and sets `FILTERS_STATEMENTS`) runs only where there are some, and walks
+        only their statements."""
+        return None
+
+    @classmethod
+    def port(cls, parsed: 'ParsedFile', context: Context) -> List[Note]:
+        """Runs the pass over the file's tree (which it updates); the pass's notes, by line of
+        `parsed.code` as it was before."""
+        transformer = cls(context)
+        parsed.run(transformer)
+        return transformer.notes
+
     def statement_filter(self) -> Optional[Pattern[str]]:
         """A pattern for the statements the pass visits: those whose code it matches (with
         the statements in them); others are left as they are, unvisited. None: every
@@ -514,28 +540,12 @@ class PortTransformer(KeepsUnchanged):
         """Whether a `leave_*` replaced a node."""
         return self.replacements > 0
 
-    def line_of(self, node: cst.CSTNode) -> int:
-        line = self._line_in_statement(node)
-        return line if line is not None else self.get_metadata(PositionProvider, node).start.line
-
-    def attribute_read(self, node: cst.BaseExpression) -> str:
-        """The attribute read of `node`'s value (`args` of `spec(f).args`), or '' (the pass
-        has visited `node`)."""
-        parent = self._parents.get(node)
-        return parent.attr.value if isinstance(parent, cst.Attribute) and parent.value is node \
-            else ''
-
     def note(self, kind: str, node: cst.CSTNode, message: str) -> None:
         self.notes.append(Note(kind, self.line_of(node), message))
 
     def need_import(self, line: str) -> None:
         if line not in self.needed_imports:
             self.needed_imports.append(line)
-
-    def qualified_name(self, node: cst.CSTNode) -> Optional[str]:
-        """The one qualified name of `node` through the file's imports, or None."""
-        names = self.get_metadata(QualifiedNameProvider, node, set())
-        return next(iter(names)).name if len(names) == 1 else None
 
 
 class StatementLines:

@@ -9,7 +9,7 @@ neither ported nor reported (wenxinxu/resnet-in-tensorflow's `cifar10_train.py`)
 the module-level imports of the files they name, through their own star imports: `{'np':
 'numpy', 'plt': 'matplotlib.pyplot'}`. A module with `__all__` is left out (it exports only
 what it lists), and so is a name two of them bind differently. The passes read a name so only
-where the file itself binds it nowhere (`edits.PortTransformer.get_metadata`).
+where the file itself binds it nowhere (`edits.PassMetadata.get_metadata`).
 """
 
 import re
