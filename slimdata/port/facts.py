@@ -52,7 +52,9 @@ class TreeFacts:
                  previous: Optional['TreeFacts'] = None) -> None:
         self.module, self.code = module, code
         self._tree: object = _NOT_YET if python_tree is None else python_tree
-        self._previous = previous if python_tree is None else None
+        # Kept only where its tree was parsed (`spliced_tree` needs it; nothing parses it later).
+        self._previous = (previous if python_tree is None and previous is not None
+                          and isinstance(previous._tree, ast.Module) else None)
         self._names: object = _NOT_YET
         self._spans: object = _NOT_YET
         self._bindings: object = _NOT_YET  # (code, names bound) of each binding statement
@@ -67,9 +69,8 @@ class TreeFacts:
     def python_tree(self) -> Optional[ast.Module]:
         if self._tree is _NOT_YET:
             previous, self._previous = self._previous, None
-            old = previous._tree if previous is not None else None
-            self._tree = (spliced_tree(cast(ast.Module, old), previous.code, self.code)
-                          if isinstance(old, ast.Module) and previous is not None else None)
+            self._tree = (spliced_tree(cast(ast.Module, previous._tree), previous.code, self.code)
+                          if previous is not None else None)
             if self._tree is None:
                 try:
                     self._tree = ast.parse(self.code)
