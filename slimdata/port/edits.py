@@ -42,6 +42,8 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
+from slimdata.port import deferred
+from slimdata.port.deferred import DEFERRED_TYPES
 from slimdata.port.facts import MatchedLines, TreeFacts
 from slimdata.port.patterns import found_in
 from slimdata.port.qualified import UNSCOPED
@@ -137,7 +139,7 @@ def _concrete_types(bases: Tuple[type, ...]) -> frozenset:
                      and issubclass(kind, bases) and not inspect.isabstract(kind))
 
 
-_STATEMENT_TYPES = _concrete_types(_STATEMENTS)
+_STATEMENT_TYPES = _concrete_types(_STATEMENTS) | DEFERRED_TYPES
 _EXPRESSION_TYPES = _concrete_types((cst.BaseExpression,))
 
 #: A `visit_<Node>_<field>` or `leave_<Node>_<field>` method (LibCST's node names hold no `_`).
@@ -365,6 +367,11 @@ class PassMetadata(KeepsUnchanged):
         while current is not None and id(current) not in self._top_indexes:
             current = self._parents.get(current)
         return self._top_indexes[id(current)] if current is not None else None
+
+    def holds(self, statement: cst.CSTNode, lines: MatchedLines) -> bool:
+        """Whether `statement`'s lines (Python's) hold some of `lines`; True where unknown."""
+        span = self.facts.spans().get(id(statement)) if self.facts is not None else None
+        return span is None or lines.any_in(span.first, span.last)
 
     def _line_in_statement(self, node: cst.CSTNode) -> Optional[int]:
         """`node`'s line from its statement's positions alone (`StatementLines`), or None."""
@@ -682,17 +689,23 @@ class ImportRemover(KeepsUnchanged):
 _BLOCK_FIELDS = ('body', 'orelse', 'handlers', 'finalbody', 'cases')
 
 
-def statements_in(port_pass: PortTransformer, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+def statements_in(port_pass: PortTransformer, node: cst.CSTNode,
+                  wanted: Optional[MatchedLines] = None) -> Iterator[cst.CSTNode]:
     """The statements in `node`, in order, small ones (`import x`) and blocks too, each with
     its parent recorded for `port_pass` as a `LookAhead` would. Cheaper than a visitor, which
-    rebuilds every node it passes; no expression is walked (none holds a statement)."""
+    rebuilds every node it passes; no expression is walked (none holds a statement).
+    `wanted`: the lines of the statements the caller looks for (Python's tree knows them),
+    or None: a top-level statement not parsed yet (`deferred`) that holds none of them is
+    yielded, but not read into (which would parse it)."""
     for field in _BLOCK_FIELDS:
         value = getattr(node, field, None)
         for child in value if isinstance(value, (list, tuple)) else (value,):
             if isinstance(child, cst.CSTNode) and not isinstance(child, cst.BaseExpression):
                 port_pass._parents.setdefault(child, node)
                 yield child
-                yield from statements_in(port_pass, child)
+                if wanted is None or not deferred.unparsed(child) or port_pass.holds(
+                        child, wanted):
+                    yield from statements_in(port_pass, child, wanted)
 
 
 def code_of(node: cst.CSTNode) -> str:
@@ -819,8 +832,11 @@ class ParsedFile:
         """`python_tree`, `module`: Python's `ast` and LibCST's tree of `code`, when the caller
         parsed it already."""
         self.code = code
+        if module is None:  # its top-level functions and classes parsed as the passes need
+            module = (deferred.parse_module(code, python_tree) if python_tree is not None
+                      else cst.parse_module(code))
         # A freshly parsed tree holds no node twice: no need for the wrapper's deep copy.
-        self._wrapper = MetadataWrapper(module or cst.parse_module(code), unsafe_skip_copy=True)
+        self._wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         self._facts = TreeFacts(self._wrapper.module, code, python_tree)
         self._renderings = Renderings()
 
@@ -840,6 +856,8 @@ class ParsedFile:
             transformer.source = self.code
             transformer.facts = self._facts
             transformer._matched = transformer.lines_to_visit()
+            if transformer._matched is not None:
+                self._facts.parse_deferred(transformer._matched)
             visited = self._wrapper.visit(transformer)
             assert not transformer._replacements_before, f'{transformer.NAME}: unbalanced walk'
             module = add_imports(visited, transformer.needed_imports)

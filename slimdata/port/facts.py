@@ -36,8 +36,16 @@ from typing import (
 
 import libcst as cst
 
+from slimdata.port import deferred
+from slimdata.port.deferred import Deferred
 from slimdata.port.patterns import alternatives, gate
-from slimdata.port.qualified import ModuleNames, every_node, every_statement, top_indexes
+from slimdata.port.qualified import (
+    ModuleNames,
+    every_node,
+    every_statement,
+    first_line,
+    top_indexes,
+)
 
 _NOT_YET = object()  # a fact not computed yet
 
@@ -57,6 +65,10 @@ class TreeFacts:
                           and isinstance(previous._tree, ast.Module) else None)
         self._names: object = _NOT_YET
         self._spans: object = _NOT_YET
+        # The deferred statements whose blocks `spans` pairs once they are parsed (with
+        # Python's statement), and `deferred.parses` when it last looked.
+        self._unparsed: List[Tuple[ast.stmt, Deferred]] = []
+        self._parses_seen = -1
         self._bindings: object = _NOT_YET  # (code, names bound) of each binding statement
         self._chains: object = _NOT_YET  # root name -> the attribute chains on it
         self._read: object = _NOT_YET  # the names read, deleted or written in a string
@@ -97,9 +109,31 @@ class TreeFacts:
             spans: Dict[int, Span] = {}
             tree = self.python_tree()
             if tree is not None:
-                _pair(tree.body, self.module.body, spans)
-            self._spans = spans
+                _pair(tree.body, self.module.body, spans, self._unparsed)
+            self._spans, self._parses_seen = spans, deferred.parses()
+        elif self._unparsed and self._parses_seen != deferred.parses():
+            self._pair_parsed(cast(Dict[int, Span], self._spans))
         return cast(Dict[int, Span], self._spans)
+
+    def _pair_parsed(self, spans: Dict[int, 'Span']) -> None:
+        """Pairs the blocks of the deferred statements parsed since `spans` last looked."""
+        self._parses_seen = deferred.parses()
+        unparsed, self._unparsed = self._unparsed, []
+        for statement, node in unparsed:
+            if node.is_parsed():
+                for inner_statements, inner_body in _blocks(statement, node):
+                    _pair(inner_statements, inner_body, spans, self._unparsed)
+            else:
+                self._unparsed.append((statement, node))
+
+    def parse_deferred(self, lines: 'MatchedLines') -> None:
+        """Parses the deferred top-level statements that hold some of `lines` (a pass will
+        walk them): their blocks' statements get their spans, which a walk skips by."""
+        spans = self.spans()
+        for _, node in self._unparsed:
+            span = spans[id(node)]
+            if lines.any_in(span.first, span.last):
+                node.parsed()
 
     def matched_lines(self, pattern: Pattern[str]) -> 'MatchedLines':
         """The lines a match of `pattern` starts or goes on in: of each of its alternatives,
@@ -320,9 +354,9 @@ def spliced_tree(old_tree: ast.Module, old_code: str, code: str) -> Optional[ast
     body = old_tree.body
     kept: List[Tuple[int, int, ast.stmt]] = []
     for index, statement in enumerate(body):
-        first, last = _first_line(statement), cast(int, statement.end_lineno)
+        first, last = first_line(statement), cast(int, statement.end_lineno)
         if ((index and cast(int, body[index - 1].end_lineno) >= first)
-                or (index + 1 < len(body) and _first_line(body[index + 1]) <= last)
+                or (index + 1 < len(body) and first_line(body[index + 1]) <= last)
                 or last > len(lines) or old_lines[last - 1].endswith('\\')):
             continue  # on a line with another (`a = 1; b = 2`), gone, or going on
         if all(old_lines[line] == lines[line] for line in range(first - 1, last)):
@@ -362,7 +396,7 @@ def node_lines(tree: ast.Module, code: str, kinds: Tuple[type, ...], test=lambda
     if text is not None:
         hinted = MatchedLines.matching(code, text)
         roots = [statement for statement in tree.body
-                 if hinted.any_in(_first_line(statement), cast(int, statement.end_lineno))]
+                 if hinted.any_in(first_line(statement), cast(int, statement.end_lineno))]
     return MatchedLines([line for root in roots for node in every_node(root)
                          if isinstance(node, kinds) and test(node) for line in range(
                              cast(ast.expr, node).lineno,
@@ -438,9 +472,10 @@ def _bound_by(statement: ast.stmt) -> Iterator[str]:
 
 
 def _pair(statements: Sequence[ast.stmt], body: Sequence[cst.CSTNode],
-          spans: Dict[int, Span]) -> None:
+          spans: Dict[int, Span], unparsed: List[Tuple[ast.stmt, Deferred]]) -> None:
     """Records the spans of the LibCST statements `body`, paired with Python's `statements`
-    (nothing for a block that does not pair)."""
+    (nothing for a block that does not pair); a deferred statement not parsed yet goes to
+    `unparsed`, its blocks unpaired (reading them would parse it)."""
     tops = top_indexes(list(statements), body)
     if tops is None:
         return
@@ -449,17 +484,13 @@ def _pair(statements: Sequence[ast.stmt], body: Sequence[cst.CSTNode],
         groups.setdefault(top, []).append(statement)
     for index, node in enumerate(body):
         group = groups[index]
-        spans[id(node)] = Span(_first_line(group[0]), group[0].lineno,
+        spans[id(node)] = Span(first_line(group[0]), group[0].lineno,
                                cast(int, group[-1].end_lineno))
-        if not isinstance(node, cst.SimpleStatementLine):
+        if isinstance(node, Deferred) and not node.is_parsed():
+            unparsed.append((group[0], node))
+        elif not isinstance(node, cst.SimpleStatementLine):
             for inner_statements, inner_body in _blocks(group[0], node):
-                _pair(inner_statements, inner_body, spans)
-
-
-def _first_line(statement: ast.stmt) -> int:
-    """The first line of `statement`, its decorators' included."""
-    return min([statement.lineno] + [decorator.lineno for decorator
-                                     in getattr(statement, 'decorator_list', ())])
+                _pair(inner_statements, inner_body, spans, unparsed)
 
 
 def _blocks(statement: ast.stmt, node: cst.CSTNode

@@ -6,6 +6,7 @@ is. A contrib import without successor goes when nothing uses what it binds, els
 stand-in from `slimdata.contrib.unavailable` (reported where a use of it is left).
 """
 
+import ast
 import re
 from collections import Counter
 from typing import Dict, Iterator, List, Optional, Set, Tuple, Union
@@ -223,12 +224,18 @@ class ImportRewriting(SpellingAware):
         return module.visit(_StandInRemover(unused)) if unused else module
 
 
+#: What the code of an import holds.
+_IMPORT = re.compile(r'\bimport\b')
+
+
 def imported_names(port_pass: PortTransformer, module: cst.Module,
                    spelling: Spelling) -> Iterator[Tuple[cst.CSTNode, str, str, bool]]:
     """(import statement, name imported as the rules spell it, name it binds, whether the
     pass rewrites that import when the name has a successor) for each import of `module`,
     the pass `port_pass` runs on (which then knows their parents, for their lines)."""
-    for node in statements_in(port_pass, module):
+    imports = (port_pass.facts.lines_of((ast.Import, ast.ImportFrom), text=_IMPORT)
+               if port_pass.facts is not None else None)
+    for node in statements_in(port_pass, module, imports):
         if isinstance(node, cst.Import):
             for alias in node.names:
                 name = code_of(alias.name)

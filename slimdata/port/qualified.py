@@ -286,6 +286,12 @@ def _prefix(scopes: List[cst.CSTNode]) -> str:
     return '.'.join(parts)
 
 
+def first_line(statement: ast.stmt) -> int:
+    """The first line of `statement`, its decorators' included."""
+    return min([statement.lineno] + [decorator.lineno for decorator
+                                     in getattr(statement, 'decorator_list', ())])
+
+
 def top_indexes(statements: Sequence[ast.stmt],
                 body: Iterable[cst.CSTNode]) -> Optional[List[int]]:
     """The index in LibCST's `body` of each top-level `ast` statement (a line of statements

@@ -31,6 +31,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from slimdata.port.deferred import real_type, unparsed
 from slimdata.port.facts import Span
 
 #: The indentation of each block around a statement, outermost first (an `IndentedBlock`'s
@@ -244,7 +245,7 @@ def _changed_bodies(old: cst.CSTNode, new: cst.CSTNode
     that body, which is the last thing it renders, every other part the very same node; else
     None."""
     old_body, new_body = _indented_body(old), _indented_body(new)
-    if type(new) is not type(old) or old_body is None or new_body is None:
+    if real_type(new) is not real_type(old) or old_body is None or new_body is None:
         return None
     if not (old_body.indent == new_body.indent and _same(old_body.header, new_body.header)
             and _same(old_body.footer, new_body.footer)):
@@ -285,7 +286,9 @@ class _Seams:
         if seam in self.held:
             return True
         checks = [(self._cost(seam - 1), seam - 1, False), (self._cost(seam), seam, False)]
-        body = _indented_body(self.old[seam])
+        # A deferred statement not parsed yet renders as its text, which `starts` took from
+        # the lines: no header to check apart, and no parse for one.
+        body = None if unparsed(self.old[seam]) else _indented_body(self.old[seam])
         if body is not None:
             checks.append((_HEADER_COST, seam, True))
         _, index, header_only = min(checks)
@@ -308,7 +311,8 @@ class _Seams:
     def _cost(self, index: int) -> int:
         """What rendering statement `index` costs: nothing when rendered already, else its
         length in lines."""
-        if self.stitcher.renderings.has(self.old[index], self.indents):
+        if self.stitcher.renderings.has(self.old[index], self.indents) or unparsed(
+                self.old[index]):
             return 0
         return self.starts[index + 1] - self.starts[index]
 
