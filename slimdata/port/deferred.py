@@ -201,11 +201,12 @@ def parse_module(code: str, tree: ast.Module) -> cst.Module:
         # The lines after it that its blocks hold (comments and blank lines indented as they
         # are): the statement's text, before the next statement's.
         last += len(stand_in_node.body.footer)
-        if last >= len(lines):  # no newline after them: the file is read whole
-            return cst.parse_module(code)
-        body[tops[index]] = _deferred(
-            type(tree.body[index]), '\n'.join(lines[first - 1:last]) + '\n', first,
-            module.default_indent, tuple(stand_in_node.leading_lines))
+        text = '\n'.join(lines[first - 1:last]) + '\n'
+        node = _deferred(type(tree.body[index]), text, first, module.default_indent,
+                         tuple(stand_in_node.leading_lines))
+        # The file's end without a newline after them: parsed now (a deferred statement's
+        # text ends with its newline).
+        body[tops[index]] = node if last < len(lines) else node.parsed()
     return module.with_changes(body=body)
 
 
@@ -226,7 +227,8 @@ def _deferrable(code: str, tree: ast.Module) -> List[Tuple[int, int, int, str]]:
             continue
         first, last = first_line(statement), statement.end_lineno or statement.lineno
         indent = _block_indent(statement, lines)
-        if last - first + 1 >= _SHORTEST and indent is not None:
+        # (`last < len(lines)`: a newline ends its last line.)
+        if last - first + 1 >= _SHORTEST and last < len(lines) and indent is not None:
             found.append((index, first, last, indent))
     return found
 
