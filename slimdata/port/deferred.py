@@ -27,7 +27,8 @@ parses alone to the node the whole file's parse has:
 """
 
 import ast
-from typing import Dict, List, Optional, Tuple
+import dataclasses
+from typing import Dict, List, Optional, Tuple, cast
 
 import libcst as cst
 
@@ -131,10 +132,11 @@ def real_type(node: cst.CSTNode) -> type:
 
 def _deferred_type(kind: type) -> type:
     """A subclass of LibCST's `kind` named as it, whose fields are the parsed node's."""
-    def field(name: str) -> property:
+    def forwarded(name: str) -> property:
         return property(lambda self: getattr(self.parsed(), name))
-    namespace: Dict[str, object] = {
-        name: field(name) for name in kind.__dataclass_fields__ if name != 'leading_lines'}
+    namespace: Dict[str, object] = {field.name: forwarded(field.name)
+                                    for field in dataclasses.fields(kind)
+                                    if field.name != 'leading_lines'}
     namespace.update(__slots__=('_text', '_line', '_indent', '_leading', '_node'),
                      __module__=__name__, __qualname__=f'Deferred{kind.__name__}',
                      __doc__=f'A deferred `{kind.__name__}` (see `Deferred`).')
@@ -153,8 +155,8 @@ DEFERRED_TYPES = frozenset(_DEFERRED_TYPES.values())
 
 
 def _deferred(kind: type, text: str, line: int, indent: str,
-              leading: Tuple[cst.EmptyLine, ...]) -> cst.CSTNode:
-    node = object.__new__(_DEFERRED_TYPES[kind])
+              leading: Tuple[cst.EmptyLine, ...]) -> Deferred:
+    node: Deferred = object.__new__(_DEFERRED_TYPES[kind])
     for name, value in (('_text', text), ('_line', line), ('_indent', indent),
                         ('_leading', leading), ('_node', None)):
         object.__setattr__(node, name, value)
@@ -206,7 +208,8 @@ def parse_module(code: str, tree: ast.Module) -> cst.Module:
                          tuple(stand_in_node.leading_lines))
         # The file's end without a newline after them: parsed now (a deferred statement's
         # text ends with its newline).
-        body[tops[index]] = node if last < len(lines) else node.parsed()
+        body[tops[index]] = cast(cst.BaseCompoundStatement,
+                                 node if last < len(lines) else node.parsed())
     return module.with_changes(body=body)
 
 

@@ -121,7 +121,7 @@ class TreeFacts:
         unparsed, self._unparsed = self._unparsed, []
         for statement, node in unparsed:
             if node.is_parsed():
-                for inner_statements, inner_body in _blocks(statement, node):
+                for inner_statements, inner_body in _blocks(statement, cast(cst.CSTNode, node)):
                     _pair(inner_statements, inner_body, spans, self._unparsed)
             else:
                 self._unparsed.append((statement, node))
