@@ -23,7 +23,9 @@ parses alone to the node the whole file's parse has:
   is parsed after a block indented by it, for the same reason;
 - when the lines after it, up to the next statement, are blank or comments at the start of a
   line: a comment indented further belongs to the statement's last block (its footer);
-- in a file with no form feed or carriage return, ending with a newline.
+- of four lines or more (`_SHORTEST`), in a file with no form feed or carriage return; one
+  whose lines (and those its blocks hold after it) reach the file's end without a newline is
+  parsed at once.
 """
 
 import ast
@@ -34,7 +36,7 @@ import libcst as cst
 
 from slimdata.port.qualified import first_line, top_indexes
 
-#: The statements that may be deferred (of Python's tree), and LibCST's class of each.
+#: The top-level statements that may be deferred (Python's classes).
 _DEFERRABLE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 #: Statements of fewer lines are parsed with the file: a parse of its own costs more than the
 #: lines saved (some 15 microseconds a call).
@@ -83,9 +85,6 @@ class Deferred:
             _parsed_count[0] += 1
         return node
 
-    def is_parsed(self) -> bool:
-        return self._node is not None
-
     @property
     def leading_lines(self) -> Tuple[cst.EmptyLine, ...]:
         return self._leading
@@ -96,7 +95,7 @@ class Deferred:
             return
         for line in self._leading:
             line._codegen(state)
-        # Its last line's end a token of its own: the module drops it where the file has none.
+        # Its last newline a token of its own, as LibCST's statements end.
         state.add_token(self._text[:-1])
         state.add_token(self._text[-1])
 
@@ -107,8 +106,7 @@ class Deferred:
         return self.parsed().deep_clone()
 
     def deep_equals(self, other: cst.CSTNode) -> bool:
-        return real_node(other).deep_equals(self.parsed()) if isinstance(
-            other, Deferred) else self.parsed().deep_equals(other)
+        return self.parsed().deep_equals(real_node(other))
 
     def __repr__(self) -> str:
         return f'Deferred({self.parsed()!r})'

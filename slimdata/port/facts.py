@@ -37,7 +37,6 @@ from typing import (
 import libcst as cst
 
 from slimdata.port import deferred
-from slimdata.port.deferred import Deferred
 from slimdata.port.patterns import alternatives, gate
 from slimdata.port.qualified import (
     ModuleNames,
@@ -67,7 +66,7 @@ class TreeFacts:
         self._spans: object = _NOT_YET
         # The deferred statements whose blocks `spans` pairs once they are parsed (with
         # Python's statement), and `deferred.parses` when it last looked.
-        self._unparsed: List[Tuple[ast.stmt, Deferred]] = []
+        self._unparsed: List[Tuple[ast.stmt, cst.CSTNode]] = []
         self._parses_seen = -1
         self._bindings: object = _NOT_YET  # (code, names bound) of each binding statement
         self._chains: object = _NOT_YET  # root name -> the attribute chains on it
@@ -120,8 +119,8 @@ class TreeFacts:
         self._parses_seen = deferred.parses()
         unparsed, self._unparsed = self._unparsed, []
         for statement, node in unparsed:
-            if node.is_parsed():
-                for inner_statements, inner_body in _blocks(statement, cast(cst.CSTNode, node)):
+            if not deferred.unparsed(node):
+                for inner_statements, inner_body in _blocks(statement, node):
                     _pair(inner_statements, inner_body, spans, self._unparsed)
             else:
                 self._unparsed.append((statement, node))
@@ -133,7 +132,7 @@ class TreeFacts:
         for _, node in self._unparsed:
             span = spans[id(node)]
             if lines.any_in(span.first, span.last):
-                node.parsed()
+                deferred.real_node(node)  # parsed
 
     def matched_lines(self, pattern: Pattern[str]) -> 'MatchedLines':
         """The lines a match of `pattern` starts or goes on in: of each of its alternatives,
@@ -472,7 +471,7 @@ def _bound_by(statement: ast.stmt) -> Iterator[str]:
 
 
 def _pair(statements: Sequence[ast.stmt], body: Sequence[cst.CSTNode],
-          spans: Dict[int, Span], unparsed: List[Tuple[ast.stmt, Deferred]]) -> None:
+          spans: Dict[int, Span], unparsed: List[Tuple[ast.stmt, cst.CSTNode]]) -> None:
     """Records the spans of the LibCST statements `body`, paired with Python's `statements`
     (nothing for a block that does not pair); a deferred statement not parsed yet goes to
     `unparsed`, its blocks unpaired (reading them would parse it)."""
@@ -486,7 +485,7 @@ def _pair(statements: Sequence[ast.stmt], body: Sequence[cst.CSTNode],
         group = groups[index]
         spans[id(node)] = Span(first_line(group[0]), group[0].lineno,
                                cast(int, group[-1].end_lineno))
-        if isinstance(node, Deferred) and not node.is_parsed():
+        if deferred.unparsed(node):
             unparsed.append((group[0], node))
         elif not isinstance(node, cst.SimpleStatementLine):
             for inner_statements, inner_body in _blocks(group[0], node):
