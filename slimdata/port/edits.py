@@ -694,9 +694,9 @@ def statements_in(port_pass: PortTransformer, node: cst.CSTNode,
     """The statements in `node`, in order, small ones (`import x`) and blocks too, each with
     its parent recorded for `port_pass` as a `LookAhead` would. Cheaper than a visitor, which
     rebuilds every node it passes; no expression is walked (none holds a statement).
-    `wanted`: the lines of the statements the caller looks for (Python's tree knows them),
-    or None: a top-level statement not parsed yet (`deferred`) that holds none of them is
-    yielded, but not read into (which would parse it)."""
+    `wanted` (None: every statement): the lines of the statements the caller looks for
+    (Python's tree knows them); a top-level statement not parsed yet (`deferred`) that holds
+    none of them is yielded, but not read into (which would parse it)."""
     for field in _BLOCK_FIELDS:
         value = getattr(node, field, None)
         for child in value if isinstance(value, (list, tuple)) else (value,):
