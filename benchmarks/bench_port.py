@@ -49,8 +49,8 @@ run and 0.9-1.3 in one an hour before, 0.6-0.7 times 2to3 and tf_upgrade_v2 toge
 runs move by a fifth or more on the shared machines: `--pairs N` decides a ratio better, N
 pairs of the own passes and tf_upgrade_v2, the two of a pair at the same time, and their
 median (0.4.10, seven pairs, three runs: 0.73-0.81 on SSD-Tensorflow, 0.90-1.31 on the Python 2
-repositories; 0.4.9's the same hour, 1.18-1.25; 0.4.11, five pairs: 0.68 on SSD-Tensorflow,
-0.95-1.13 on the Python 2 repositories).
+repositories; 0.4.9's the same hour, 1.18-1.25; 0.4.11, five pairs, three runs: 0.68-0.72
+on SSD-Tensorflow, 0.95-1.40 on the Python 2 repositories).
 
     .venv/bin/python benchmarks/bench_port.py --pairs 7 /work/ext/SSD-Tensorflow
 
