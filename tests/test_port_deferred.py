@@ -7,6 +7,7 @@ import pathlib
 
 import libcst as cst
 import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from slimdata.port import deferred, tree
 
@@ -115,6 +116,31 @@ def test_a_statement_not_read_is_not_parsed_and_one_read_is_parsed_once():
     names = Names()
     module.visit(names)
     assert names.functions == ['f']
+
+
+def _positions(module):
+    """Every node's position in `module`, in the order of a walk."""
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    nodes = []
+
+    class Every(cst.CSTVisitor):
+        def on_visit(self, node):
+            nodes.append(node)
+            return True
+
+    module.visit(Every())
+    return [positions.get(node) for node in nodes]
+
+
+@pytest.mark.parametrize('parsed_first', [False, True])
+def test_positions_are_libcst_s(parsed_first):
+    code = (_FIRST + '# about f\n@decorator\ndef f(a):\n    x = 1\n    return x\n    # end\n'
+            '\nx = f\n')
+    partial, whole = _deferred_and_whole(code)
+    assert deferred.unparsed(partial.body[-2])
+    if parsed_first:
+        partial.body[-2].parsed()
+    assert _positions(partial) == _positions(whole)
 
 
 def test_an_error_in_a_deferred_statement_names_the_file_s_line():

@@ -5,8 +5,9 @@ native parser builds, and validates, a Python object for each node), and most of
 top-level functions and classes that no pass visits: of the lines the passes parsed on three
 Python 2 repositories, 56% were in top-level statements no pass walked into.
 
-`parse_module` parses the file with each such statement (`_deferrable`) replaced by a string
-of as many lines (one token), and puts in that string's place a deferred node: an instance
+`parse_module` parses the file with each such statement (`_deferrable`) replaced by a stand-in
+of as many lines (an `if` whose block holds one string, one token), and puts in the stand-in's
+place a deferred node: an instance
 of a subclass of the statement's own LibCST class (`FunctionDef`, `ClassDef`), with the same
 name, whose fields parse the statement's text alone the first time one is read
 (`Deferred.parsed`). Whatever reads the tree, a pass's walk, a visitor, LibCST's metadata, gets
@@ -21,8 +22,9 @@ parses alone to the node the whole file's parse has:
 - after the file's first indented block, so that the file's indentation (LibCST's
   `default_indent`, read from the first block) is read from the same text; the statement's text
   is parsed after a block indented by it, for the same reason;
-- when the lines after it, up to the next statement, are blank or comments at the start of a
-  line: a comment indented further belongs to the statement's last block (its footer);
+- the lines after it (comments, blank lines) are its own where LibCST gives them to its
+  blocks (their footers), by their indentation: the stand-in's block is indented as the
+  statement's first block, and its footer says how many are;
 - of four lines or more (`_SHORTEST`), in a file with no form feed or carriage return; one
   whose lines (and those its blocks hold after it) reach the file's end without a newline is
   parsed at once.
@@ -33,31 +35,17 @@ import dataclasses
 from typing import Dict, List, Optional, Tuple, cast
 
 import libcst as cst
+from libcst.metadata.position_provider import WhitespaceInclusivePositionProvidingCodegenState
 
 from slimdata.port.qualified import first_line, top_indexes
 
-#: The top-level statements that may be deferred (Python's classes).
-_DEFERRABLE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 #: Statements of fewer lines are parsed with the file: a parse of its own costs more than the
 #: lines saved (some 15 microseconds a call).
 _SHORTEST = 4
-#: Python's compound statements whose first block may be indented.
-_COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor,
-             ast.While, ast.With, ast.AsyncWith, ast.Try, *(
-                 (ast.TryStar,) if hasattr(ast, 'TryStar') else ()))
 #: The first lines of the code a deferred statement is parsed in: a block that sets the file's
 #: indentation (`{indent}`), so that LibCST reads the statement's blocks as in the file.
 _PRELUDE = 'if 1:\n{indent}pass\n'
-_PRELUDE_LINES = 2
-
-
-_parsed_count = [0]
-
-
-def parses() -> int:
-    """How many deferred statements have been parsed (facts pair the blocks of those that
-    were since they last looked: `TreeFacts.spans`)."""
-    return _parsed_count[0]
+_PRELUDE_LINES = _PRELUDE.count('\n')
 
 
 class Deferred:
@@ -82,7 +70,6 @@ class Deferred:
             node = _parse_alone(self._text, self._indent, self._line, type(self).__mro__[2])
             node = node.with_changes(leading_lines=self._leading)
             object.__setattr__(self, '_node', node)
-            _parsed_count[0] += 1
         return node
 
     @property
@@ -90,8 +77,12 @@ class Deferred:
         return self._leading
 
     def _codegen_impl(self, state, **kwargs) -> None:
-        if self._node is not None:
-            self._node._codegen_impl(state, **kwargs)
+        if self._node is not None or isinstance(
+                state, WhitespaceInclusivePositionProvidingCodegenState):
+            # LibCST's rendering of its class, of this node (whose fields are the parsed
+            # node's): the positions it records are this node's, as for the parsed one
+            # (LibCST's positions of a statement start after its leading lines).
+            super()._codegen_impl(state, **kwargs)  # type: ignore[misc]
             return
         for line in self._leading:
             line._codegen(state)
@@ -150,6 +141,8 @@ _DEFERRED_TYPES: Dict[type, type] = {
 }
 #: The deferred classes (a walk's statement types: `edits._STATEMENT_TYPES`).
 DEFERRED_TYPES = frozenset(_DEFERRED_TYPES.values())
+#: The top-level statements that may be deferred (Python's classes).
+_DEFERRABLE = tuple(_DEFERRED_TYPES)
 
 
 def _deferred(kind: type, text: str, line: int, indent: str,
@@ -186,7 +179,7 @@ def parse_module(code: str, tree: ast.Module) -> cst.Module:
     for _, first, last, indent in spans:
         # An `if` of as many lines, its block indented as the statement's first block and
         # holding one string (one token): LibCST gives the lines after the statement to its
-        # blocks or to the next statement by that indentation (`_StandIn`).
+        # blocks or to the next statement by that indentation.
         stand_in[first - 1:last] = ['if 1:', indent + '"""', *[''] * (last - first - 2), '"""']
     module = cst.parse_module('\n'.join(stand_in))
     tops = top_indexes(tree.body, module.body)
@@ -235,9 +228,13 @@ def _deferrable(code: str, tree: ast.Module) -> List[Tuple[int, int, int, str]]:
 
 
 def _block_indent(statement: ast.stmt, lines: List[str]) -> Optional[str]:
-    """The indentation of the first line of `statement`'s first block, or None where that
-    block is on the statement's line (`def f(): return (...)`)."""
-    first = statement.body[0]  # type: ignore[attr-defined]
+    """The indentation of the first line of `statement`'s first block, or None where it has
+    none (a simple statement, `match`) or that block is on the statement's line
+    (`def f(): return (...)`)."""
+    block = getattr(statement, 'body', None)
+    if not isinstance(block, list):
+        return None
+    first = block[0]
     indent = lines[first.lineno - 1][:first.col_offset]
     return None if indent.strip() else indent
 
@@ -246,6 +243,6 @@ def _after_first_block(statements: List[ast.stmt], lines: List[str]) -> Optional
     """The index of the statement after the first one whose first block is indented (the one
     LibCST reads the file's indentation from, or one after it), or None."""
     for index, statement in enumerate(statements):
-        if isinstance(statement, _COMPOUND) and _block_indent(statement, lines) is not None:
+        if _block_indent(statement, lines) is not None:
             return index + 1
     return None

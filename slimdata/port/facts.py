@@ -64,10 +64,9 @@ class TreeFacts:
                           and isinstance(previous._tree, ast.Module) else None)
         self._names: object = _NOT_YET
         self._spans: object = _NOT_YET
-        # The deferred statements whose blocks `spans` pairs once they are parsed (with
-        # Python's statement), and `deferred.parses` when it last looked.
+        # The deferred statements not parsed when `spans` paired them, with Python's
+        # statement: `parse_deferred` pairs their blocks.
         self._unparsed: List[Tuple[ast.stmt, cst.CSTNode]] = []
-        self._parses_seen = -1
         self._bindings: object = _NOT_YET  # (code, names bound) of each binding statement
         self._chains: object = _NOT_YET  # root name -> the attribute chains on it
         self._read: object = _NOT_YET  # the names read, deleted or written in a string
@@ -109,30 +108,24 @@ class TreeFacts:
             tree = self.python_tree()
             if tree is not None:
                 _pair(tree.body, self.module.body, spans, self._unparsed)
-            self._spans, self._parses_seen = spans, deferred.parses()
-        elif self._unparsed and self._parses_seen != deferred.parses():
-            self._pair_parsed(cast(Dict[int, Span], self._spans))
+            self._spans = spans
         return cast(Dict[int, Span], self._spans)
-
-    def _pair_parsed(self, spans: Dict[int, 'Span']) -> None:
-        """Pairs the blocks of the deferred statements parsed since `spans` last looked."""
-        self._parses_seen = deferred.parses()
-        unparsed, self._unparsed = self._unparsed, []
-        for statement, node in unparsed:
-            if not deferred.unparsed(node):
-                for inner_statements, inner_body in _blocks(statement, node):
-                    _pair(inner_statements, inner_body, spans, self._unparsed)
-            else:
-                self._unparsed.append((statement, node))
 
     def parse_deferred(self, lines: 'MatchedLines') -> None:
         """Parses the deferred top-level statements that hold some of `lines` (a pass will
-        walk them): their blocks' statements get their spans, which a walk skips by."""
+        walk them) and pairs their blocks, and those of any parsed since (by a reader), so
+        that a walk skips by their statements' spans. (The blocks of one parsed by a reader
+        and not paired yet are walked whole, a note's line in them found from the whole
+        statement's positions: the same answers, at more cost.)"""
         spans = self.spans()
-        for _, node in self._unparsed:
+        unparsed, self._unparsed = self._unparsed, []
+        for statement, node in unparsed:
             span = spans[id(node)]
-            if lines.any_in(span.first, span.last):
-                deferred.real_node(node)  # parsed
+            if deferred.unparsed(node) and not lines.any_in(span.first, span.last):
+                self._unparsed.append((statement, node))
+                continue
+            for inner_statements, inner_body in _blocks(statement, deferred.real_node(node)):
+                _pair(inner_statements, inner_body, spans, self._unparsed)
 
     def matched_lines(self, pattern: Pattern[str]) -> 'MatchedLines':
         """The lines a match of `pattern` starts or goes on in: of each of its alternatives,

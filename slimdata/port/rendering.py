@@ -223,8 +223,10 @@ class _Stitcher:
 
 def _indented_body(statement: cst.CSTNode) -> Optional[cst.IndentedBlock]:
     """The indented body `statement` renders last (`_BODY_LAST`), with statements in it; or
-    None."""
-    if not isinstance(statement, _BODY_LAST) or getattr(statement, 'orelse', None) is not None:
+    None (and for a deferred statement not parsed yet, which renders as its text: no header
+    to check apart, nothing to stitch within, no parse for either)."""
+    if not isinstance(statement, _BODY_LAST) or unparsed(statement) or getattr(
+            statement, 'orelse', None) is not None:
         return None
     body = statement.body
     return body if isinstance(body, cst.IndentedBlock) and body.body else None
@@ -286,9 +288,7 @@ class _Seams:
         if seam in self.held:
             return True
         checks = [(self._cost(seam - 1), seam - 1, False), (self._cost(seam), seam, False)]
-        # A deferred statement not parsed yet renders as its text, which `starts` took from
-        # the lines: no header to check apart, and no parse for one.
-        body = None if unparsed(self.old[seam]) else _indented_body(self.old[seam])
+        body = _indented_body(self.old[seam])
         if body is not None:
             checks.append((_HEADER_COST, seam, True))
         _, index, header_only = min(checks)
