@@ -10,6 +10,7 @@ port's fixture). The expectations are LibCST's, computed by LibCST.
 
 import ast
 import pathlib
+import re
 import sys
 
 import libcst as cst
@@ -417,3 +418,62 @@ def test_every_node_is_ast_walk_s_nodes():
     expression = ast.parse('f(a, *b, k=[c for c in d])', mode='eval').body
     assert sorted(type(node).__name__ for node in qualified.every_node(expression)) == sorted(
         type(node).__name__ for node in ast.walk(expression))
+
+
+def _last_name(node):
+    return getattr(node, 'attr', getattr(node, 'id', ''))
+
+
+@pytest.mark.parametrize('kinds, test, text', [
+    ((ast.BinOp, ast.AugAssign), lambda node: isinstance(node.op, ast.Div), r'/'),
+    ((ast.Call,), lambda node: _last_name(node.func) in ('join', 'name_scope', 'get'),
+     r'\b(?:name_scope|join|get)\b'),
+    ((ast.Attribute,), lambda node: node.attr == 'module', r'\bmodule\b'),
+    ((ast.Name,), lambda node: node.id == 'tf', r'\btf\b'),
+])
+def test_lines_of_a_text_are_those_of_the_whole_walk(kinds, test, text):
+    """`TreeFacts.lines_of` with a `text` (what the code of each node it looks for holds)
+    walks only the statements whose lines hold it, at any depth: it finds the lines a walk of
+    every node finds (decorators, nested blocks, handlers and nodes over several lines
+    included)."""
+    pattern = re.compile(text)
+    checked = 0
+    for _, code in [*_corpus(), ('hinted.py', _HINTED)]:
+        tree = ast.parse(code)
+        facts = TreeFacts(cst.parse_module(code), code, tree)
+        expected = facts.lines_of(kinds, test)
+        found = facts.lines_of(kinds, test, pattern)
+        assert found.lines == expected.lines
+        checked += len(expected.lines)
+    assert checked > 15
+
+
+#: Each place a node can be that a walk of statements could miss.
+_HINTED = '''
+@tf.name_scope('a', [x])
+def f(module):
+    try:
+        pass
+    except ValueError:
+        with tf.name_scope('b'):
+            y = (a /
+                 b)
+    for v in range(3):
+        if v:
+            v /= 2
+        else:
+            os.path.join(
+                module.module, tf.get(1))
+    return [tf.z for _ in ()]
+
+
+class C(object):
+    @property
+    def g(self, tf=tf.get(2)):
+        return self.module / 2
+
+
+@tf.name_scope(a.module, [1 / 2])
+def h():
+    return 1
+'''

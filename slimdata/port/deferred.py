@@ -108,6 +108,12 @@ def unparsed(node: cst.CSTNode) -> bool:
     return isinstance(node, Deferred) and node._node is None
 
 
+def unparsed_text(node: cst.CSTNode) -> Optional[str]:
+    """The code of `node`, a deferred statement not parsed yet (its leading lines left out);
+    None for any other node."""
+    return node._text if unparsed(node) else None  # type: ignore[attr-defined]
+
+
 def real_node(node: cst.CSTNode) -> cst.CSTNode:
     """`node`, or the node a deferred one stands for (parsed)."""
     return node.parsed() if isinstance(node, Deferred) else node

@@ -672,12 +672,20 @@ class LookAhead(Visitor):
         super().on_leave(original_node)
 
 
+#: What the code of an import holds.
+IMPORT_WORD = re.compile(r'\bimport\b')
+
+
 class ImportRemover(KeepsUnchanged):
     """A transformer that edits import statements only: it does not walk the expressions of
-    the tree (most of it; none holds a statement)."""
+    the tree (most of it; none holds a statement), nor a top-level statement not parsed yet
+    (`deferred`) whose code holds no import (reading it would parse it)."""
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        return type(node) not in _EXPRESSION_TYPES and super().on_visit(node)
+        if type(node) in _EXPRESSION_TYPES:
+            return False
+        text = deferred.unparsed_text(node)
+        return super().on_visit(node) and (text is None or IMPORT_WORD.search(text) is not None)
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):
         if type(original_node) in _EXPRESSION_TYPES:

@@ -384,15 +384,18 @@ def node_lines(tree: ast.Module, code: str, kinds: Tuple[type, ...], test=lambda
                text: Optional[Pattern[str]] = None) -> 'MatchedLines':
     """The lines of the nodes of `tree` (Python's tree of `code`) of the `kinds` that pass
     `test`; see `TreeFacts.lines_of`."""
-    roots: Sequence[ast.AST] = [tree]
+    wanted = None
     if text is not None:
+        # Only the statements, at any depth, whose lines hold the text: the node's are among
+        # them, and so are the statements around it (most of a function holds no `/`: the
+        # walk of each top-level statement with one was most of the search).
         hinted = MatchedLines.matching(code, text)
-        roots = [statement for statement in tree.body
-                 if hinted.any_in(first_line(statement), cast(int, statement.end_lineno))]
-    return MatchedLines([line for root in roots for node in every_node(root)
-                         if isinstance(node, kinds) and test(node) for line in range(
-                             cast(ast.expr, node).lineno,
-                             cast(int, cast(ast.expr, node).end_lineno) + 1)])
+        wanted = lambda statement: hinted.any_in(  # noqa: E731
+            first_line(statement), cast(int, statement.end_lineno))
+    return MatchedLines([line for node in every_node(tree, wanted)
+                         if isinstance(node, kinds) and test(node)
+                         for line in range(cast(ast.expr, node).lineno,
+                                           cast(int, cast(ast.expr, node).end_lineno) + 1)])
 
 
 class Span(NamedTuple):

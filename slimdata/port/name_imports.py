@@ -18,6 +18,7 @@ from libcst.metadata import ParentNodeProvider, ScopeProvider
 from slimdata.contrib.unavailable import attribute_for, unportable_reason
 from slimdata.port.edits import (
     CHANGED,
+    IMPORT_WORD,
     NOT_PORTED,
     ImportRemover,
     Note,
@@ -224,16 +225,12 @@ class ImportRewriting(SpellingAware):
         return module.visit(_StandInRemover(unused)) if unused else module
 
 
-#: What the code of an import holds.
-_IMPORT = re.compile(r'\bimport\b')
-
-
 def imported_names(port_pass: PortTransformer, module: cst.Module,
                    spelling: Spelling) -> Iterator[Tuple[cst.CSTNode, str, str, bool]]:
     """(import statement, name imported as the rules spell it, name it binds, whether the
     pass rewrites that import when the name has a successor) for each import of `module`,
     the pass `port_pass` runs on (which then knows their parents, for their lines)."""
-    imports = (port_pass.facts.lines_of((ast.Import, ast.ImportFrom), text=_IMPORT)
+    imports = (port_pass.facts.lines_of((ast.Import, ast.ImportFrom), text=IMPORT_WORD)
                if port_pass.facts is not None else None)
     for node in statements_in(port_pass, module, imports):
         if isinstance(node, cst.Import):

@@ -27,6 +27,8 @@ from slimdata.port.spelling import SpellingAware
 _SCOPES = frozenset(('tensorflow.name_scope', 'tensorflow.variable_scope'))
 _SCOPE_FUNCTIONS = frozenset(name.rsplit('.', 1)[1] for name in _SCOPES)
 _MENTIONED = re.compile(words_pattern(_SCOPE_FUNCTIONS))
+#: What an import binding a scope function to another name holds (`name_scope as ns`).
+_RENAMED = re.compile(words_pattern(_SCOPE_FUNCTIONS) + r'[\s\\]+as\b')
 
 
 def _last_name(node: ast.AST) -> str:
@@ -36,12 +38,14 @@ def _last_name(node: ast.AST) -> str:
     return node.attr if isinstance(node, ast.Attribute) else ''
 
 
-def _scope_names(tree: ast.Module, context: Context) -> Set[str]:
+def _scope_names(tree: ast.Module, code: str, context: Context) -> Set[str]:
     """The names a scope function is called by: its own, those an import anywhere binds to it
     (`from tensorflow import name_scope as ns`; an assignment, `ns = tf.name_scope`, gives `ns`
     no qualified name), and those a star import of another file of the tree brings
     (`_star_aliases`)."""
     names = set(_SCOPE_FUNCTIONS) | _star_aliases(context)
+    if _RENAMED.search(code) is None:
+        return names  # no import renames one: no walk of the statements
     for statement in every_statement(tree.body):
         if isinstance(statement, (ast.Import, ast.ImportFrom)):
             names.update(alias.asname for alias in statement.names if alias.asname
@@ -58,7 +62,7 @@ def _star_aliases(context: Context) -> Set[str]:
 def _values_call_lines(tree: ast.Module, code: str, context: Context) -> MatchedLines:
     """The lines of the calls of a scope function with a list or tuple literal second by
     position (the calls the pass may change; whether it is TensorFlow's, the pass asks)."""
-    names = _scope_names(tree, context)
+    names = _scope_names(tree, code, context)
     return node_lines(tree, code, (ast.Call,), lambda node: (
         _last_name(node.func) in names and len(node.args) >= 2
         and isinstance(node.args[1], (ast.List, ast.Tuple))),
