@@ -10,6 +10,7 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from slimdata.port import deferred, tree
+from slimdata.port.private_names import _PrivateImportRemover
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -116,6 +117,23 @@ def test_a_statement_not_read_is_not_parsed_and_one_read_is_parsed_once():
     names = Names()
     module.visit(names)
     assert names.functions == ['f']
+
+
+def test_an_import_remover_reads_only_the_statements_that_may_hold_an_import():
+    """A statement not parsed yet whose code holds no `import` is left unread; one that
+    does is read, and its import removed as in the whole file's tree."""
+    code = (_FIRST + 'from tensorflow.python.ops import array_ops\n\n'
+            'def f():\n    a = 1\n    b = 2\n    return a\n\n'
+            'def g():\n    from tensorflow.python.ops import array_ops, math_ops\n    a = 1\n'
+            '    return math_ops\n    # the end\n\nx = f\n')
+    partial, whole = _deferred_and_whole(code)
+    f, g = partial.body[-3:-1]
+    assert deferred.unparsed(f) and deferred.unparsed(g)
+    removed = partial.visit(_PrivateImportRemover({'array_ops'}))
+    assert deferred.unparsed(f) and not deferred.unparsed(g)
+    expected = whole.visit(_PrivateImportRemover({'array_ops'})).code
+    assert removed.code == expected
+    assert 'array_ops' not in expected and 'import math_ops' in expected
 
 
 def _positions(module):
