@@ -118,3 +118,38 @@ def test_an_object_array_loaded_for_item_gets_allow_pickle(tmp_path):
     assert [note.line for note in kinds(notes, edits.CHANGED)] == [5]
     python_2, _ = port(source + '\nprint "loaded"\n')
     assert "np.load(data_path, allow_pickle=True, encoding='latin1').item()" in python_2
+
+
+def test_openers_in_other_statements_of_each_scope_get_the_mode():
+    """The pass walks the scopes of its matches only (`work_lines`): the opener of each
+    pickle, in another statement of its scope (the module, a nested function, a method), is
+    changed, and a function with an opener but no pickle is left as it is."""
+    source = ('import pickle\n\n'
+              "log = open('log.txt')\n\n\n"
+              'def text(path):\n'
+              '    f = open(path)\n'
+              '    lines = f.readlines()\n'
+              '    return lines\n\n\n'
+              'def outer(path):\n'
+              '    g = open(path)\n\n'
+              '    def inner(other):\n'
+              '        f = open(other)\n'
+              '        x = 1\n'
+              '        return pickle.load(f), x\n'
+              '    return inner, g\n\n\n'
+              'class Saver(object):\n'
+              '    def save(self, obj, path):\n'
+              "        f = open(path, 'w')\n"
+              '        y = 2\n'
+              '        pickle.dump(obj, f)\n'
+              '        return y\n\n\n'
+              "data = open('data.pkl')\n"
+              'if data:\n'
+              '    value = pickle.load(data)\n')
+    code, notes = port(source)
+    changed = {source.split('\n')[note.line - 1].strip() for note in kinds(notes, edits.CHANGED)}
+    assert changed == {"f = open(other)", "f = open(path, 'w')", "data = open('data.pkl')"}
+    assert "f = open(other, 'rb')" in code and "f = open(path, 'wb')" in code
+    assert "data = open('data.pkl', 'rb')" in code
+    assert "    f = open(path)\n    lines" in code and "log = open('log.txt')" in code
+    assert "g = open(path)\n" in code

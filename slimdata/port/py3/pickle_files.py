@@ -21,15 +21,16 @@
   `encoding='latin1'` as above.
 """
 
+import ast
 import re
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Dict, List, Optional, Set, Tuple, Union, cast
 
 import libcst as cst
 
 from slimdata.port.edits import (
     CHANGED,
-    NO_BINDINGS,
     NOT_PORTED,
+    Context,
     LookAhead,
     code_of,
     keyword_argument,
@@ -37,7 +38,9 @@ from slimdata.port.edits import (
     with_argument,
     with_mode,
 )
+from slimdata.port.facts import MatchedLines
 from slimdata.port.py3.binary_reads import OPENERS
+from slimdata.port.qualified import every_statement, first_line
 from slimdata.port.spelling import ScopeScanning
 
 _MODULES = ('pickle', 'cPickle', '_pickle', 'six.moves.cPickle')
@@ -54,13 +57,32 @@ class PickleFilesPass(ScopeScanning):
 
     NAME = 'pickle files'
     TRIGGER = re.compile(r'ickle|load\(.*\)\.item\(\)')  # pickle, cPickle, Unpickler
-    # A file's opener is often in a statement of its own: every statement is walked.
-    BINDINGS = NO_BINDINGS
+    # Its work is in the scopes of what its trigger matches (`work_lines`).
+    FILTERS_STATEMENTS = True
 
     def __init__(self, context) -> None:
         super().__init__(context)
         self.binary_modes: Dict[cst.Call, Tuple[str, str]] = {}  # opener -> (new mode, user)
         self.unclear: Dict[cst.Call, str] = {}                   # pickle call -> why
+
+    @classmethod
+    def work_lines(cls, tree: ast.Module, code: str, context: Context) -> MatchedLines:
+        """The lines of the scope of each match of the trigger: a file's opener is often in
+        a statement of its own, in the same scope (`scan_scope`). Every line of the innermost
+        function holding the match (its `def` line to its end), or of the file where a match
+        is in none (the module's scope is in any of its statements)."""
+        functions = [(statement.lineno, cast(int, statement.end_lineno), first_line(statement))
+                     for statement in every_statement(tree.body)
+                     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        lines: Set[int] = set()
+        for line in set(MatchedLines.matching(code, cls.TRIGGER).lines):
+            holding = [function for function in functions
+                       if function[0] <= line <= function[1]]
+            if not holding:
+                return MatchedLines(list(range(1, code.count('\n') + 2)))
+            _, last, first = max(holding)  # the innermost: the last to start
+            lines.update(range(first, last + 1))
+        return MatchedLines(list(lines))
 
     def scan_scope(self, statements: Union[cst.Module, cst.BaseSuite],
                    function: Optional[cst.FunctionDef]) -> None:
