@@ -62,7 +62,9 @@ parses without its import).
 import argparse
 import ast
 import json
+import os
 import pathlib
+import re
 import resource
 import shutil
 import statistics
@@ -125,8 +127,9 @@ def large_file(sources: Dict[str, str], lines: int, folder: pathlib.Path) -> pat
     return folder
 
 
-def measure_own(root: pathlib.Path) -> dict:
-    """In this process: the passes over the tree, after the one-time imports."""
+def measure_own(root: pathlib.Path, dumps: bool = False) -> dict:
+    """In this process: the passes over the tree, after the one-time imports. `dumps`: under
+    callgrind, its counts dumped after the imports and after each run (`_dump`)."""
     from slimdata import progress
     from slimdata.port import tree
     progress.configure(quiet=True)
@@ -137,23 +140,39 @@ def measure_own(root: pathlib.Path) -> dict:
                                   'x = array_ops.unstack\n',
                        'warm_python_2.py': 'print "x"\n'}, tf_upgrade=None)
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    cpu = _cpu_of_runs(lambda: tree.port_sources(sources, tf_upgrade=None))
+    cpu = _cpu_of_runs(lambda: tree.port_sources(sources, tf_upgrade=None), dumps)
     return {**cpu, 'memory_kb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base}
 
 
-def _cpu_of_runs(run) -> dict:
+def _cpu_of_runs(run, dumps: bool = False) -> dict:
     """The CPU seconds of a first run and of a second (its caches warm: the names, modules
-    and tables a first run of the same tree looked up once)."""
+    and tables a first run of the same tree looked up once). `dumps`: under callgrind, its
+    counts dumped before the runs and after each (`_dump`)."""
     import time
     times = []
-    for _ in range(2):
+    if dumps:
+        _dump('start')
+    for label in _RUN_LABELS:
         start = time.process_time()
         run()
         times.append(time.process_time() - start)
+        if dumps:
+            _dump(label)
     return {'cpu': times[0], 'cpu_again': times[1]}
 
 
-def measure_upgrade(root: pathlib.Path) -> dict:
+#: The labels of the two runs of `_cpu_of_runs`, in callgrind's dumps.
+_RUN_LABELS = ('run', 'run_again')
+
+
+def _dump(label: str) -> None:
+    """Has callgrind, which this process runs under, write the instructions counted since its
+    last dump, labelled `label` (its counters then start again from zero)."""
+    subprocess.run(['callgrind_control', f'--dump={label}', str(os.getpid())], check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def measure_upgrade(root: pathlib.Path, dumps: bool = False) -> dict:
     """In this process: tf_upgrade_v2's work over the tree (safety mode, as `slimdata port`
     runs it), after its imports and a first file, as `measure_own` measures the passes."""
     from tensorflow.tools.compatibility import ast_edits, tf_upgrade_v2_safety
@@ -166,7 +185,7 @@ def measure_upgrade(root: pathlib.Path) -> dict:
         base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         outputs = iter(('out', 'out_again'))  # a new output folder for each run
         cpu = _cpu_of_runs(lambda: upgrader.process_tree(str(root), str(work / next(outputs)),
-                                                         False))
+                                                         False), dumps)
     return {**cpu, 'memory_kb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base}
 
 
@@ -239,6 +258,51 @@ def paired(root: pathlib.Path, pairs: int) -> dict:
             'own_us_per_line': statistics.median(owns),
             'upgrade_us_per_parsed_line': statistics.median(upgrades),
             'ratios': ratios, 'ratio': statistics.median(ratios)}
+
+
+def instructions(root: pathlib.Path) -> dict:
+    """The instructions the own passes and tf_upgrade_v2 execute over `root`, counted by
+    valgrind's callgrind, each in a process of its own (the two at the same time): per line
+    (tf_upgrade_v2's per line of the files it upgraded), each the smaller of its two runs, and
+    their ratio. Unlike CPU time, the counts do not move with the machine's load: the same
+    code on the same files counts the same (Python's string hashes fixed), so a ratio of 0.97
+    is one. They weigh every instruction alike, a cache miss or a native parser's loop."""
+    if shutil.which('valgrind') is None or shutil.which('callgrind_control') is None:
+        raise SystemExit("--instructions needs valgrind's callgrind (Debian: apt install "
+                         'valgrind)')
+    sources = python_sources(root)
+    lines, parsed = line_count(sources), python_3_lines(sources)
+    counts = {}
+    with tempfile.TemporaryDirectory(prefix='bench-instructions-') as temporary:
+        outputs = {measure: pathlib.Path(temporary) / f'{measure}.out'
+                   for measure in ('own', 'upgrade')}
+        processes = [subprocess.Popen(
+            ['valgrind', '--tool=callgrind', f'--callgrind-out-file={out}', sys.executable,
+             __file__, f'--measure-{measure}', str(root), '--dumps'],
+            env={**os.environ, 'PYTHONHASHSEED': '0'}, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL) for measure, out in outputs.items()]
+        for process in processes:
+            if process.wait():
+                raise SystemExit(f'callgrind over {root} failed ({process.args})')
+        for measure, out in outputs.items():
+            dumped = _dumped_counts(out)
+            counts[measure] = min(dumped[label] for label in _RUN_LABELS)
+    own, upgrade = counts['own'] / lines, counts['upgrade'] / parsed
+    return {'corpus': root.name, 'lines': lines, 'python_3_lines': parsed,
+            'own_instructions_per_line': own, 'upgrade_instructions_per_parsed_line': upgrade,
+            'ratio': own / upgrade}
+
+
+def _dumped_counts(out: pathlib.Path) -> Dict[str, int]:
+    """{label: instructions} of callgrind's dumps `out.1`, `out.2`, ... (`_dump`)."""
+    counts = {}
+    for path in out.parent.glob(out.name + '.*'):
+        text = path.read_text(encoding='utf-8', errors='replace')
+        label = re.search(r'^desc: Trigger: dump (\S+)', text, re.MULTILINE)
+        total = re.search(r'^(?:summary|totals): (\d+)', text, re.MULTILINE)
+        if label and total:
+            counts[label.group(1)] = int(total.group(1))
+    return counts
 
 
 def _cpu_of(command: List[str]) -> dict:
@@ -377,7 +441,12 @@ def main() -> None:
     parser.add_argument('--pairs', type=int, metavar='N',
                         help='only the ratio to tf_upgrade_v2 of each TREE: N pairs, the two '
                              'of a pair run at the same time (`paired`)')
+    parser.add_argument('--instructions', action='store_true',
+                        help="only the ratio to tf_upgrade_v2 of each TREE, in instructions "
+                             "counted by valgrind's callgrind (`instructions`): the same "
+                             'figure at every run')
     parser.add_argument('--measure-own', metavar='TREE', help=argparse.SUPPRESS)
+    parser.add_argument('--dumps', action='store_true', help=argparse.SUPPRESS)
     parser.add_argument('--measure-upgrade', metavar='TREE', help=argparse.SUPPRESS)
     parser.add_argument('--measure-2to3', nargs=2, metavar=('TREE', 'OUT'),
                         help=argparse.SUPPRESS)
@@ -386,17 +455,30 @@ def main() -> None:
         print(json.dumps(measure_2to3(*map(pathlib.Path, args.measure_2to3))))
         return
     if args.measure_own:
-        print(json.dumps(measure_own(pathlib.Path(args.measure_own))))
+        print(json.dumps(measure_own(pathlib.Path(args.measure_own), args.dumps)))
         return
     if args.measure_upgrade:
-        print(json.dumps(measure_upgrade(pathlib.Path(args.measure_upgrade))))
+        print(json.dumps(measure_upgrade(pathlib.Path(args.measure_upgrade), args.dumps)))
         return
-    if args.pairs:
+    if args.pairs or args.instructions:
         for tree in args.trees:
             sources = python_sources(pathlib.Path(tree)) if pathlib.Path(tree).is_dir() else {}
             if not python_3_lines(sources):
                 parser.error(f'{tree}: no Python file that Python 3 parses (a folder of '
                              'them is needed: tf_upgrade_v2 upgrades only those)')
+    if args.instructions:
+        rows = []
+        for tree in args.trees:
+            rows.append(instructions(pathlib.Path(tree)))
+            row = rows[-1]
+            print(f'{row["corpus"]:<24} own {row["own_instructions_per_line"] / 1e3:6.0f} K '
+                  f'instructions/line  tf_upgrade_v2 '
+                  f'{row["upgrade_instructions_per_parsed_line"] / 1e3:6.0f} K per parsed line  '
+                  f'ratio {row["ratio"]:.3f}', flush=True)
+        if args.json:
+            pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
+        return
+    if args.pairs:
         rows = [paired(pathlib.Path(tree), args.pairs) for tree in args.trees]
         for row in rows:
             print(f'{row["corpus"]:<24} own {row["own_us_per_line"]:5.0f} us/line  '

@@ -32,6 +32,7 @@ import libcst as cst
 
 from slimdata.port import installed
 from slimdata.port.edits import CHANGED, NO_BINDINGS, NOT_PORTED, code_of
+from slimdata.port.facts import words_pattern
 from slimdata.port.spelling import SpellingAware
 
 #: TensorFlow 0.x's names -> TensorFlow 1's (paths under `tensorflow.`; tf_upgrade's table).
@@ -138,9 +139,9 @@ class TensorFlow0Pass(SpellingAware):
     """Ports TensorFlow 0.x's calls to TensorFlow 1's (see the module docstring)."""
 
     NAME = 'TensorFlow 0.x'
-    TRIGGER = re.compile(r'\.(?:' + '|'.join(sorted(_RENAMED)) + r')\b|\b(?:'
-                         + '|'.join(_OLD_KEYWORDS) + r')\s*=|\b(?:concat|split)\(\s*-?\d'
-                         r'|\breverse\(|cross_entropy_with_logits\(')
+    TRIGGER = re.compile(r'\.' + words_pattern(_RENAMED) + '|' + words_pattern(_OLD_KEYWORDS)
+                         + r'\s*=|\b(?:concat|split)\(\s*-?\d|\breverse\(|'
+                         r'cross_entropy_with_logits\(')
     FILTERS_STATEMENTS = True
     # Its work is at what its trigger matches, and at any concat or split (whose order it
     # reports in a file where it changed TensorFlow 0.x code).

@@ -21,6 +21,7 @@ import libcst as cst
 from libcst.helpers import ensure_type
 
 from slimdata.port.edits import CHANGED, NOT_PORTED, code_of, defines
+from slimdata.port.facts import words_pattern
 from slimdata.port.spelling import SpellingAware
 
 # A file whose elements can be ElementTree's (xml.etree's, lxml's, or handed over by a parser).
@@ -60,7 +61,7 @@ class PythonRemovalsPass(SpellingAware):
     docstring)."""
 
     NAME = 'Python removals'
-    TRIGGER = re.compile(r'\b(?:' + '|'.join(_NAMES) + r')\b')
+    TRIGGER = re.compile(words_pattern(_NAMES))
     # Its work is at the names (and at the uses of what imports of them bind).
     FILTERS_STATEMENTS = True
 
