@@ -153,3 +153,28 @@ def test_openers_in_other_statements_of_each_scope_get_the_mode():
     assert "data = open('data.pkl', 'rb')" in code
     assert "    f = open(path)\n    lines" in code and "log = open('log.txt')" in code
     assert "g = open(path)\n" in code
+
+
+def test_the_uses_of_an_import_s_other_name_are_pickle_s():
+    """Where an import binds pickle or one of its functions to a name without 'pickle'
+    (`import cPickle as pkl`, `from pickle import load as read`), the uses of that name are
+    the pass's: their files get the mode, in any function."""
+    source = ('import cPickle as pkl\nfrom pickle import load as read\n\n\n'
+              'def save(obj, path):\n'
+              "    f = open(path, 'w')\n"
+              '    x = 1\n'
+              '    pkl.dump(obj, f)\n'
+              '    return x\n\n\n'
+              'def other(path):\n'
+              '    g = open(path)\n'
+              '    y = g.read()\n'
+              '    return y\n\n\n'
+              'def restore(path):\n'
+              '    h = open(path)\n'
+              '    z = 2\n'
+              '    return read(h), z\n')
+    code, notes = port(source)
+    assert "f = open(path, 'wb')" in code and "h = open(path, 'rb')" in code
+    assert '    g = open(path)\n' in code
+    changed = {source.split('\n')[note.line - 1].strip() for note in kinds(notes, edits.CHANGED)}
+    assert {"f = open(path, 'w')", 'h = open(path)'} <= changed

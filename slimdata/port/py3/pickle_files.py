@@ -23,7 +23,7 @@
 
 import ast
 import re
-from typing import Dict, List, Optional, Set, Tuple, Union, cast
+from typing import Dict, Iterator, List, Optional, Set, Tuple, Union, cast
 
 import libcst as cst
 
@@ -38,7 +38,7 @@ from slimdata.port.edits import (
     with_argument,
     with_mode,
 )
-from slimdata.port.facts import MatchedLines
+from slimdata.port.facts import MatchedLines, words_pattern
 from slimdata.port.py3.binary_reads import OPENERS
 from slimdata.port.qualified import every_statement, first_line
 from slimdata.port.spelling import ScopeScanning
@@ -67,19 +67,36 @@ class PickleFilesPass(ScopeScanning):
 
     @classmethod
     def work_lines(cls, tree: ast.Module, code: str, context: Context) -> MatchedLines:
-        """The lines of the scope of each match of the trigger: a file's opener is often in
-        a statement of its own, in the same scope (`scan_scope`). Every line of the innermost
-        function holding the match (its `def` line to its end), or of the file where a match
-        is in none (the module's scope is in any of its statements)."""
+        """The lines of the scope of each use of pickle: a file's opener is often in a
+        statement of its own, in the same scope (`scan_scope`). Every line of the innermost
+        function holding the use (its `def` line to its end), or of the file where a use is in
+        none (the module's scope is in any of its statements). A use is a match of the trigger
+        or of a name an import of it binds (`pkl` of `import cPickle as pkl`), outside the
+        imports."""
+        statements = list(every_statement(tree.body))
+        imports = [statement for statement in statements
+                   if isinstance(statement, (ast.Import, ast.ImportFrom))
+                   and _holds(cls.TRIGGER, ast.get_source_segment(code, statement))]
+        aliases = {_bound_name(statement, alias) for statement in imports
+                   for alias in statement.names}
+        every_line = MatchedLines(list(range(1, code.count('\n') + 2)))
+        if '*' in aliases:
+            return every_line  # its names are not known
+        uses = cls.TRIGGER
+        if aliases:
+            uses = re.compile(f'{cls.TRIGGER.pattern}|{words_pattern(aliases)}')
         functions = [(statement.lineno, cast(int, statement.end_lineno), first_line(statement))
-                     for statement in every_statement(tree.body)
+                     for statement in statements
                      if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))]
         lines: Set[int] = set()
-        for line in set(MatchedLines.matching(code, cls.TRIGGER).lines):
+        for line, column in _match_starts(code, uses):
+            if any((statement.lineno, statement.col_offset) <= (line, column) < (
+                    statement.end_lineno, statement.end_col_offset) for statement in imports):
+                continue
             holding = [function for function in functions
                        if function[0] <= line <= function[1]]
             if not holding:
-                return MatchedLines(list(range(1, code.count('\n') + 2)))
+                return every_line
             _, last, first = max(holding)  # the innermost: the last to start
             lines.update(range(first, last + 1))
         return MatchedLines(list(lines))
@@ -191,6 +208,31 @@ class _FileScanner(LookAhead):
         elif (isinstance(given, cst.Call)
               and self.pickle_pass.qualified_name(given.func) in OPENERS):
             self.files.append((node, qualified, given, [given]))
+
+
+def _match_starts(code: str, pattern: 're.Pattern[str]') -> Iterator[Tuple[int, int]]:
+    """(line, column) of the start of each match of `pattern` in `code`, the column in UTF-8
+    bytes as Python's tree counts it."""
+    line, line_start = 1, 0
+    for match in pattern.finditer(code):
+        start = match.start()
+        newlines = code.count('\n', line_start, start)
+        if newlines:
+            line += newlines
+            line_start = code.rindex('\n', 0, start) + 1
+        yield line, len(code[line_start:start].encode('utf-8'))
+
+
+def _holds(pattern: 're.Pattern[str]', text: Optional[str]) -> bool:
+    """Whether `text` holds a match of `pattern`; True where it is not known (None)."""
+    return text is None or pattern.search(text) is not None
+
+
+def _bound_name(statement: Union[ast.Import, ast.ImportFrom], alias: ast.alias) -> str:
+    """The name `alias` of the import `statement` binds ('*' for a star import)."""
+    if alias.asname:
+        return alias.asname
+    return alias.name.split('.')[0] if isinstance(statement, ast.Import) else alias.name
 
 
 def _keyword(call: cst.Call, keyword: str) -> bool:
