@@ -54,6 +54,12 @@ on SSD-Tensorflow, 0.95-1.40 on the Python 2 repositories).
 
     .venv/bin/python benchmarks/bench_port.py --pairs 7 /work/ext/SSD-Tensorflow
 
+`--instructions` gives the ratio in instructions counted by valgrind's callgrind instead: the
+same figure at every run, whatever the machine's load (some four minutes a tree; 0.4.12:
+seglink 0.90, pixel_link 0.93, TextBoxes-TensorFlow 1.04, SSD-Tensorflow 0.72).
+
+    .venv/bin/python benchmarks/bench_port.py --instructions /work/ext/SSD-Tensorflow
+
 The single large files are made of the first TREE's modules, `from __future__` lines dropped:
 give a Python 3 tree first (a Python 2 module printing with `print(..., end='')` no longer
 parses without its import).
@@ -64,7 +70,6 @@ import ast
 import json
 import os
 import pathlib
-import re
 import resource
 import shutil
 import statistics
@@ -76,6 +81,8 @@ from typing import Dict, List
 TESTS = pathlib.Path(__file__).resolve().parent.parent / 'tests'
 FIXTURE = TESTS / 'port_fixture' / 'shapes_slim'
 sys.path.insert(0, str(TESTS))
+import callgrind  # noqa: E402 (benchmarks/, the script's folder)
+
 from port_snippets import PYTHON_2_TAIL  # noqa: E402 (the tests' Python 2 code)
 
 _TF_UPGRADE = 'tensorflow.tools.compatibility.tf_upgrade_v2_main'
@@ -129,7 +136,7 @@ def large_file(sources: Dict[str, str], lines: int, folder: pathlib.Path) -> pat
 
 def measure_own(root: pathlib.Path, dumps: bool = False) -> dict:
     """In this process: the passes over the tree, after the one-time imports. `dumps`: under
-    callgrind, its counts dumped after the imports and after each run (`_dump`)."""
+    callgrind, its counts dumped after the imports and after each run (`callgrind.dump`)."""
     from slimdata import progress
     from slimdata.port import tree
     progress.configure(quiet=True)
@@ -147,29 +154,22 @@ def measure_own(root: pathlib.Path, dumps: bool = False) -> dict:
 def _cpu_of_runs(run, dumps: bool = False) -> dict:
     """The CPU seconds of a first run and of a second (its caches warm: the names, modules
     and tables a first run of the same tree looked up once). `dumps`: under callgrind, its
-    counts dumped before the runs and after each (`_dump`)."""
+    counts dumped before the runs and after each (`callgrind.dump`)."""
     import time
     times = []
     if dumps:
-        _dump('start')
+        callgrind.dump('start')
     for label in _RUN_LABELS:
         start = time.process_time()
         run()
         times.append(time.process_time() - start)
         if dumps:
-            _dump(label)
+            callgrind.dump(label)
     return {'cpu': times[0], 'cpu_again': times[1]}
 
 
 #: The labels of the two runs of `_cpu_of_runs`, in callgrind's dumps.
 _RUN_LABELS = ('run', 'run_again')
-
-
-def _dump(label: str) -> None:
-    """Has callgrind, which this process runs under, write the instructions counted since its
-    last dump, labelled `label` (its counters then start again from zero)."""
-    subprocess.run(['callgrind_control', f'--dump={label}', str(os.getpid())], check=True,
-                   stdout=subprocess.DEVNULL)
 
 
 def measure_upgrade(root: pathlib.Path, dumps: bool = False) -> dict:
@@ -285,24 +285,12 @@ def instructions(root: pathlib.Path) -> dict:
             if process.wait():
                 raise SystemExit(f'callgrind over {root} failed ({process.args})')
         for measure, out in outputs.items():
-            dumped = _dumped_counts(out)
+            dumped = callgrind.dumped_counts(out)
             counts[measure] = min(dumped[label] for label in _RUN_LABELS)
     own, upgrade = counts['own'] / lines, counts['upgrade'] / parsed
     return {'corpus': root.name, 'lines': lines, 'python_3_lines': parsed,
             'own_instructions_per_line': own, 'upgrade_instructions_per_parsed_line': upgrade,
             'ratio': own / upgrade}
-
-
-def _dumped_counts(out: pathlib.Path) -> Dict[str, int]:
-    """{label: instructions} of callgrind's dumps `out.1`, `out.2`, ... (`_dump`)."""
-    counts = {}
-    for path in out.parent.glob(out.name + '.*'):
-        text = path.read_text(encoding='utf-8', errors='replace')
-        label = re.search(r'^desc: Trigger: dump (\S+)', text, re.MULTILINE)
-        total = re.search(r'^(?:summary|totals): (\d+)', text, re.MULTILINE)
-        if label and total:
-            counts[label.group(1)] = int(total.group(1))
-    return counts
 
 
 def _cpu_of(command: List[str]) -> dict:
