@@ -151,6 +151,10 @@ def measure_own(root: pathlib.Path, dumps: bool = False) -> dict:
     return {**cpu, 'memory_kb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base}
 
 
+#: The labels of the two runs of `_cpu_of_runs`, in callgrind's dumps.
+_RUN_LABELS = ('run', 'run_again')
+
+
 def _cpu_of_runs(run, dumps: bool = False) -> dict:
     """The CPU seconds of a first run and of a second (its caches warm: the names, modules
     and tables a first run of the same tree looked up once). `dumps`: under callgrind, its
@@ -166,10 +170,6 @@ def _cpu_of_runs(run, dumps: bool = False) -> dict:
         if dumps:
             callgrind.dump(label)
     return {'cpu': times[0], 'cpu_again': times[1]}
-
-
-#: The labels of the two runs of `_cpu_of_runs`, in callgrind's dumps.
-_RUN_LABELS = ('run', 'run_again')
 
 
 def measure_upgrade(root: pathlib.Path, dumps: bool = False) -> dict:

@@ -23,7 +23,7 @@
 
 import ast
 import re
-from typing import Dict, Iterator, List, Optional, Set, Tuple, Union, cast
+from typing import Dict, List, Optional, Set, Tuple, Union, cast
 
 import libcst as cst
 
@@ -74,29 +74,28 @@ class PickleFilesPass(ScopeScanning):
         or of a name an import of it binds (`pkl` of `import cPickle as pkl`), outside the
         imports."""
         statements = list(every_statement(tree.body))
+        matches = _match_starts(code, cls.TRIGGER)
         imports = [statement for statement in statements
                    if isinstance(statement, (ast.Import, ast.ImportFrom))
-                   and _holds(cls.TRIGGER, ast.get_source_segment(code, statement))]
+                   and any(_holds(statement, match) for match in matches)]
         aliases = {_bound_name(statement, alias) for statement in imports
                    for alias in statement.names}
-        every_line = MatchedLines(list(range(1, code.count('\n') + 2)))
         if '*' in aliases:
-            return every_line  # its names are not known
-        uses = cls.TRIGGER
+            return _every_line(code)  # its names are not known
         if aliases:
-            uses = re.compile(f'{cls.TRIGGER.pattern}|{words_pattern(aliases)}')
+            matches += _match_starts(code, re.compile(words_pattern(aliases)))
         functions = [(statement.lineno, cast(int, statement.end_lineno), first_line(statement))
                      for statement in statements
                      if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))]
         lines: Set[int] = set()
-        for line, column in _match_starts(code, uses):
-            if any((statement.lineno, statement.col_offset) <= (line, column) < (
-                    statement.end_lineno, statement.end_col_offset) for statement in imports):
+        for match in matches:
+            if any(_holds(statement, match) for statement in imports):
                 continue
+            line = match[0]
             holding = [function for function in functions
                        if function[0] <= line <= function[1]]
             if not holding:
-                return every_line
+                return _every_line(code)
             _, last, first = max(holding)  # the innermost: the last to start
             lines.update(range(first, last + 1))
         return MatchedLines(list(lines))
@@ -210,9 +209,10 @@ class _FileScanner(LookAhead):
             self.files.append((node, qualified, given, [given]))
 
 
-def _match_starts(code: str, pattern: 're.Pattern[str]') -> Iterator[Tuple[int, int]]:
+def _match_starts(code: str, pattern: 're.Pattern[str]') -> List[Tuple[int, int]]:
     """(line, column) of the start of each match of `pattern` in `code`, the column in UTF-8
     bytes as Python's tree counts it."""
+    starts = []
     line, line_start = 1, 0
     for match in pattern.finditer(code):
         start = match.start()
@@ -220,12 +220,18 @@ def _match_starts(code: str, pattern: 're.Pattern[str]') -> Iterator[Tuple[int, 
         if newlines:
             line += newlines
             line_start = code.rindex('\n', 0, start) + 1
-        yield line, len(code[line_start:start].encode('utf-8'))
+        starts.append((line, len(code[line_start:start].encode('utf-8'))))
+    return starts
 
 
-def _holds(pattern: 're.Pattern[str]', text: Optional[str]) -> bool:
-    """Whether `text` holds a match of `pattern`; True where it is not known (None)."""
-    return text is None or pattern.search(text) is not None
+def _holds(statement: ast.stmt, position: Tuple[int, int]) -> bool:
+    """Whether `statement`'s code holds `position` (line, column in UTF-8 bytes)."""
+    return ((statement.lineno, statement.col_offset) <= position
+            < (cast(int, statement.end_lineno), cast(int, statement.end_col_offset)))
+
+
+def _every_line(code: str) -> MatchedLines:
+    return MatchedLines(list(range(1, code.count('\n') + 2)))
 
 
 def _bound_name(statement: Union[ast.Import, ast.ImportFrom], alias: ast.alias) -> str:
