@@ -449,6 +449,8 @@ def main() -> None:
         print(json.dumps(measure_upgrade(pathlib.Path(args.measure_upgrade), args.dumps)))
         return
     if args.pairs or args.instructions:
+        if not args.trees:
+            parser.error('--pairs and --instructions measure the TREE arguments: give one')
         for tree in args.trees:
             sources = python_sources(pathlib.Path(tree)) if pathlib.Path(tree).is_dir() else {}
             if not python_3_lines(sources):
