@@ -1,6 +1,9 @@
 """What the port's tests of one pass share: a snippet ported in memory, and run."""
 
-from slimdata.port import tree
+import ast
+from typing import List
+
+from slimdata.port import edits, tree
 
 
 def port(code: str, path: str = 'module.py'):
@@ -21,6 +24,13 @@ def port_and_run(code: str):
     """(ported code, notes, the namespace the ported code leaves)."""
     ported, notes = port(code, 'm.py')
     return ported, notes, run(ported)
+
+
+def work_lines(stage, code: str, python_2: bool = False) -> List[int]:
+    """The lines a LibCST pass tells, by Python's tree of `code` alone (`work_lines`), that it
+    may change or report: it walks those statements only."""
+    context = edits.Context('m.py', python_2=python_2)
+    return sorted(set(stage.work_lines(ast.parse(code), code, context).lines))
 
 
 def kinds(notes, kind):

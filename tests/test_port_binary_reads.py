@@ -1,7 +1,8 @@
 """image bytes read in text mode get mode "rb" (slimdata.port.py3.binary_reads), ported and run."""
 
-from port_snippets import kinds, port, run
+from port_snippets import kinds, port, run, work_lines
 from slimdata.port import edits
+from slimdata.port.py3.binary_reads import BinaryReadsPass
 
 
 def test_image_read_in_text_mode_becomes_binary(tmp_path):
@@ -66,3 +67,23 @@ def test_a_read_whose_value_goes_into_a_bytes_sink_statements_later_becomes_bina
     exec(compile(code, str(converter), 'exec'), namespace)  # noqa: S102
     example = namespace['to_example'](str(image), 1)
     assert example.features.feature['encoded'].bytes_list.value[0] == image.read_bytes()
+
+
+def test_python_s_tree_shows_the_pass_the_whole_file_reads_in_text_mode_only():
+    """The pass walks only the statements where Python's tree shows a file read whole in text
+    mode (`work_lines`): not the reads of a file object or in mode 'rb'."""
+    code = ('import tensorflow as tf\n\n\n'
+            'def label_names(path):\n'
+            "    with tf.gfile.Open(path, 'rb') as f:\n"
+            '        lines = f.read()\n'
+            "    return lines.split(b'\\n'), open(path, 'rb').read(), open(path).read(5)\n\n\n"
+            'def images(path, mode):\n'
+            '    image_data = open(path).read()\n'
+            "    encoded_jpg = tf.gfile.GFile(path, 'r').read()\n"
+            "    seg_data = open(path, mode='rt').read()\n"
+            '    unknown = open(path, mode).read()\n'
+            '    return image_data, encoded_jpg, seg_data, unknown\n')
+    assert work_lines(BinaryReadsPass, code) == [11, 12, 13]
+    ported, notes = port(code)
+    assert [note.line for note in kinds(notes, edits.CHANGED)] == [11, 12, 13]
+    assert ported.split('\n')[:10] == code.split('\n')[:10]

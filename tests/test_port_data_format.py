@@ -8,8 +8,10 @@ import sys
 
 import pytest
 
+from port_snippets import work_lines
 from slimdata.contrib import data_format
 from slimdata.port import edits, tree
+from slimdata.port.data_format import DataFormatPass
 
 # SSD-Tensorflow's train_ssd_network.py in small: the layout named once, read everywhere.
 PROGRAM = '''import tensorflow as tf
@@ -106,3 +108,19 @@ def test_the_layout_for_this_machine(monkeypatch, caplog, gpu, layout, chosen):
     assert said == ([] if chosen == layout else
                     [f'data format {layout!r} -> {chosen!r}: TensorFlow sees no GPU, and its '
                      'CPU convolution and pooling take channels-last only'])
+
+
+def test_python_s_tree_shows_the_pass_the_layouts_it_may_change_not_comparisons():
+    """The pass walks only the statements where Python's tree shows a channels-first literal
+    it may change or report (`work_lines`): an assignment's, a parameter's default, a call's
+    argument; not the comparisons that read the layout."""
+    lines = PROGRAM.split('\n')
+    expected = [number for number, line in enumerate(lines, 1) if "'NCHW'" in line
+                or "'channels_first'" in line]
+    expected.remove(lines.index("    size = [1, 1, 2, 2] if data_format == 'NCHW' else "
+                                '[1, 2, 2, 1]') + 1)
+    assert work_lines(DataFormatPass, PROGRAM) == expected
+    reading = ("def pool(images, data_format):\n    if data_format == 'NCHW':\n"
+               "        return 1\n    return 'NCHW' in data_format\n")
+    assert work_lines(DataFormatPass, reading) == []
+    assert tree.port_sources({'m.py': reading}, tf_upgrade=None)[0]['m.py'] == (reading, [])

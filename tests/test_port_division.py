@@ -7,8 +7,10 @@ import sys
 import numpy as np
 import pytest
 
+from port_snippets import work_lines
 from slimdata.contrib.py2 import old_div
 from slimdata.port import edits, tree
+from slimdata.port.py2.division import DivisionPass
 
 PROGRAM = '''import numpy as np
 
@@ -118,3 +120,20 @@ def test_batch_size_over_num_clones_feeds_a_dequeue_count(tmp_path):
     assert any(note.kind == edits.CHANGED and note.line == line and 'old_div' in note.message
                for note in notes)
     assert _run(tmp_path, ported).split() == ['[0,', '1,', '2,', '3]', str(7 // 2), '3.5']
+
+
+def test_a_division_with_a_float_literal_is_no_work():
+    """`/` with a float literal (signed or not) divides as it did: the pass leaves it, and
+    Python's tree shows it no work there (`work_lines`), so it walks only the other `/`."""
+    code = ('def scale(image, n):\n'
+            '    image = image / 255.\n'
+            '    delta = 32. / 255.\n'
+            '    image /= 2.0\n'
+            '    return image + delta, -1.5 / n, n / +0.5\n\n\n'
+            'def half(n):\n'
+            '    return n / 2\n')
+    assert work_lines(DivisionPass, code) == [9]
+    ported, notes = _port('print "x"\n' + code)
+    assert ported == 'from slimdata.contrib.py2 import old_div\nprint("x")\n' + code.replace(
+        'n / 2', 'old_div(n, 2)')
+    assert [note.line for note in notes if 'old_div' in note.message] == [11]

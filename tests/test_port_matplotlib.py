@@ -7,7 +7,9 @@ import sys
 
 import pytest
 
+from port_snippets import work_lines
 from slimdata.port import edits, tree
+from slimdata.port.py2.matplotlib_use import MatplotlibUsePass
 
 PLOTS = ("import matplotlib as mpl\n"
          "import matplotlib\n"
@@ -55,3 +57,27 @@ def test_the_ported_call_runs_headless_where_the_old_one_raises(tmp_path):
     done = subprocess.run([sys.executable, str(ported)], env=env, capture_output=True,
                           text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_python_s_tree_shows_the_pass_the_calls_of_use_under_any_name():
+    """The pass walks only the statements where Python's tree shows a call of `use`
+    (`work_lines`), under the name an import binds it to, here or in a file whose names a
+    star import brings; not a word `use` in a comment or docstring."""
+    setup = 'from matplotlib import use as choose\nprint "setup"\n'
+    plots = ('import matplotlib\nfrom matplotlib import use as backend\nfrom setup import *\n\n\n'
+             'def draw(figure):\n'
+             '    """Draws `figure`: use it once."""\n'
+             '    # use the default backend\n'
+             '    return figure\n\n\n'
+             'def headless():\n'
+             "    backend('Agg')\n"
+             "    choose('Agg')\n"
+             "    print 'headless'\n")
+    results, problems = tree.port_sources({'plots.py': plots, 'setup.py': setup},
+                                          tf_upgrade=None)
+    assert problems == []
+    ported, notes = results['plots.py']
+    assert "    backend('Agg', force=False)\n    choose('Agg', force=False)\n" in ported
+    assert [note.line for note in notes if 'force=False' in note.message] == [13, 14]
+    python_3 = plots.replace("print 'headless'", "print('headless')")
+    assert work_lines(MatplotlibUsePass, python_3) == [13]  # `choose` is the star import's

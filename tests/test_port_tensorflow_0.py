@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pytest
 
+from port_snippets import port, work_lines
 from slimdata.port import installed, tensorflow_0, tree
 
 tf = pytest.importorskip('tensorflow')
@@ -137,3 +138,50 @@ def test_the_tables_name_what_the_installed_tensorflow_has():
     for path, renames in tensorflow_0.KEYWORDS.items():
         parameters = tensorflow_0._parameters(path)
         assert parameters is None or set(renames.values()) <= parameters, path
+
+
+# Each kind of TensorFlow 0.x call the pass changes, as PROGRAM writes them.
+TENSORFLOW_0_CALLS = [
+    'tf.concat(1, [a, b])', 'tf.concat(-1, [a, b])', 'tf.concat(concat_dim=0, values=[a, b])',
+    'tf.split(1, 2, a)', 'tf.pack([a, b])', 'tf.reverse(a, [False, True])',
+    'tf.nn.softmax_cross_entropy_with_logits(a, b)',
+    'tf.nn.sigmoid_cross_entropy_with_logits(a, targets=b)',
+    'tf.batch_matmul(a, b, adj_x=True)',
+    'tf.merge_all_summaries()', 'tf.train.SummaryWriter(b)']
+
+
+@pytest.mark.parametrize('call', TENSORFLOW_0_CALLS)
+def test_python_s_tree_shows_the_pass_each_call_it_changes(call):
+    """The pass walks only the statements where Python's tree shows work (`work_lines`): each
+    call it changes is among them, and the function before it, with TensorFlow 1's calls of
+    the same functions, is not."""
+    code = ('import tensorflow as tf\n\n\n'
+            'def tensorflow_1(a, b, parts):\n'
+            '    joined = tf.concat([a, b], 1) + tf.concat(parts, axis=0)\n'
+            '    halves = tf.split(joined, 2, axis=1)\n'
+            '    return tf.reverse(a, [1]), halves, tf.reduce_sum(a, axis=1)\n\n\n'
+            'def tensorflow_0(a, b):\n'
+            f'    value = {call}\n'
+            '    return value\n')
+    assert work_lines(tensorflow_0.TensorFlow0Pass, code) == [11]
+    ported, notes = port(code)
+    assert ported.split('\n')[:10] == code.split('\n')[:10]
+    assert ported.split('\n')[10] != code.split('\n')[10]
+    assert {note.line for note in notes} == {11}
+
+
+def test_tensorflow_1_calls_are_no_work():
+    """TensorFlow 1's calls of the functions TensorFlow 1.0 changed (a list first, the axis
+    by keyword, dimensions to `reverse`) and `str.split` show the pass nothing to do; a name
+    first in `concat`, which it reports in a TensorFlow 0.x file, does."""
+    code = ('import tensorflow as tf\n\n\n'
+            'def net(a, b, parts):\n'
+            '    joined = tf.concat([a, b], 1) + tf.concat(parts, axis=0)\n'
+            "    words = 'a b'.split()\n"
+            '    halves = tf.split(joined, 2, axis=1)\n'
+            '    return tf.reverse(a, [1]), halves, tf.nn.softmax_cross_entropy_with_logits(\n'
+            '        labels=b, logits=a), words\n')
+    assert work_lines(tensorflow_0.TensorFlow0Pass, code) == []
+    assert port(code) == (code, [])
+    unclear = code.replace('tf.concat(parts, axis=0)', 'tf.concat(1, parts)')
+    assert work_lines(tensorflow_0.TensorFlow0Pass, unclear) == [5]

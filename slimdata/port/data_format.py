@@ -14,8 +14,9 @@ it runs (`slimdata.contrib.data_format`):
   around it may assume the layout, so it is not changed).
 """
 
+import ast
 import re
-from typing import Optional, TypeGuard
+from typing import Iterator, Optional, TypeGuard
 
 import libcst as cst
 
@@ -23,11 +24,13 @@ from slimdata.contrib.data_format import CHANNELS_LAST
 from slimdata.port.edits import (
     CHANGED,
     NOT_PORTED,
+    Context,
     PortTransformer,
     argument_at,
     callee_name,
     code_of,
 )
+from slimdata.port.facts import MatchedLines, hinted_nodes, lines_of_nodes
 from slimdata.port.flags import default_argument
 
 HELPER = 'from slimdata.contrib.data_format import data_format_for_this_machine'
@@ -57,12 +60,33 @@ def _flag_name(call: cst.Call) -> Optional[str]:
     return name if isinstance(name, str) else None
 
 
+def _layout_slots(node: ast.AST) -> Iterator[ast.expr]:
+    """The values of `node` (Python's tree) the pass may change or report when a layout's
+    literal: an assignment's value, a parameter's default, a call's argument (not, say, the
+    operand of `data_format == 'NCHW'`)."""
+    if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+        yield node.value
+    elif isinstance(node, ast.arguments):
+        yield from (default for default in (*node.defaults, *node.kw_defaults)
+                    if default is not None)
+    elif isinstance(node, ast.Call):
+        yield from node.args
+        yield from (keyword.value for keyword in node.keywords)
+
+
 class DataFormatPass(PortTransformer):
     """Chooses a program's channels-first layout when it runs (see the module docstring)."""
 
     NAME = 'data format'
     TRIGGER = re.compile(r'\b(?:' + '|'.join(CHANNELS_LAST) + r')\b')
     FILTERS_STATEMENTS = True
+
+    @classmethod
+    def work_lines(cls, tree: ast.Module, code: str, context: Context) -> MatchedLines:
+        """The lines of the channels-first literals in `_layout_slots`."""
+        return lines_of_nodes(value for node in hinted_nodes(tree, code, cls.TRIGGER)
+                              for value in _layout_slots(node)
+                              if isinstance(value, ast.Constant) and value.value in CHANNELS_LAST)
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
         if not _channels_first(updated.value):

@@ -498,7 +498,9 @@ class PortTransformer(PassMetadata):
         pattern = self.STATEMENTS or self.TRIGGER
         alternatives = [pattern.pattern]
         if names:
-            alternatives.append(r'\b(?:' + '|'.join(map(re.escape, sorted(names))) + r')\b')
+            # A use of a name is not an attribute's (`nn` of `tf.nn`).
+            alternatives.append(r'(?<!\.)\b(?:' + '|'.join(map(re.escape, sorted(names)))
+                                + r')\b')
         return re.compile('|'.join(f'(?:{alternative})' for alternative in alternatives),
                           pattern.flags)
 

@@ -20,10 +20,12 @@ import bisect
 import re
 import symtable
 from typing import (
+    AbstractSet,
     Dict,
     Iterable,
     Iterator,
     List,
+    Mapping,
     NamedTuple,
     Optional,
     Pattern,
@@ -280,6 +282,30 @@ class TreeFacts:
         return cast(Dict[str, Set[str]], self._imported)
 
 
+def names_bound_to(functions: AbstractSet[str], tree: ast.Module, code: str,
+                   star_imported: Mapping[str, str]) -> Set[str]:
+    """The names a call of one of `functions` (last names: `name_scope`) may be written with:
+    their own, those an import anywhere binds one to (`ns` of `from tensorflow import
+    name_scope as ns`; an assignment, `ns = tf.name_scope`, gives `ns` no qualified name), and
+    those the file's star imports of other files of the tree bring (`star_aliases`). The
+    imports are read only where the code shows `name as`."""
+    names = set(functions) | star_aliases(functions, star_imported)
+    if re.search(words_pattern(functions) + r'[\s\\]+as\b', code) is None:
+        return names
+    for statement in every_statement(tree.body):
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            names.update(alias.asname for alias in statement.names if alias.asname
+                         and alias.name.rsplit('.', 1)[-1] in functions)
+    return names
+
+
+def star_aliases(functions: AbstractSet[str], star_imported: Mapping[str, str]) -> Set[str]:
+    """The names `star_imported` (by a file's star imports of other files of the tree: name ->
+    qualified name) binds to one of `functions` (last names)."""
+    return {name for name, qualified in star_imported.items()
+            if qualified.rsplit('.', 1)[-1] in functions}
+
+
 def words_pattern(words: Iterable[str]) -> str:
     """A regular expression matching any of `words` (each a whole word), written as a trie:
     Python's `re` tries the alternatives of a flat alternation one by one (measured: 2.5 times
@@ -384,16 +410,26 @@ def node_lines(tree: ast.Module, code: str, kinds: Tuple[type, ...], test=lambda
                text: Optional[Pattern[str]] = None) -> 'MatchedLines':
     """The lines of the nodes of `tree` (Python's tree of `code`) of the `kinds` that pass
     `test`; see `TreeFacts.lines_of`."""
+    return lines_of_nodes(node for node in hinted_nodes(tree, code, text)
+                          if isinstance(node, kinds) and test(node))
+
+
+def hinted_nodes(tree: ast.Module, code: str, text: Optional[Pattern[str]]) -> List[ast.AST]:
+    """Every node of `tree` (Python's tree of `code`), or, given `text`, those of the
+    statements, at any depth, whose lines hold it: a node whose code holds the text is among
+    them, and so are the statements around it (most of a function holds no `/`: the walk of
+    each top-level statement with one was most of the search)."""
     wanted = None
     if text is not None:
-        # Only the statements, at any depth, whose lines hold the text: the node's are among
-        # them, and so are the statements around it (most of a function holds no `/`: the
-        # walk of each top-level statement with one was most of the search).
         hinted = MatchedLines.matching(code, text)
         wanted = lambda statement: hinted.any_in(  # noqa: E731
             first_line(statement), cast(int, statement.end_lineno))
-    return MatchedLines([line for node in every_node(tree, wanted)
-                         if isinstance(node, kinds) and test(node)
+    return every_node(tree, wanted)
+
+
+def lines_of_nodes(nodes: Iterable[ast.AST]) -> 'MatchedLines':
+    """The lines the `nodes` (expressions or statements of Python's tree) span."""
+    return MatchedLines([line for node in nodes
                          for line in range(cast(ast.expr, node).lineno,
                                            cast(int, cast(ast.expr, node).end_lineno) + 1)])
 

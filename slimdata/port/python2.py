@@ -76,7 +76,7 @@ from slimdata.port import python2_statements
 from slimdata.port.edits import CHANGED, NOT_PORTED, Context, Note
 from slimdata.port.facts import MatchedLines, words_pattern
 from slimdata.port.patterns import found_in
-from slimdata.port.qualified import every_node
+from slimdata.port.qualified import every_node, last_name
 
 #: The modules the slimdata port's StringIO pass ports (to io.BytesIO where they hold image
 #: bytes, reported where uncertain); 2to3 makes them io.StringIO, which holds text only.
@@ -259,25 +259,18 @@ def _guarded_lines(tree: ast.Module) -> Set[int]:
         guarded: ast.stmt
         if isinstance(node, ast.Try) and any(
                 handler.type is None or _COMPATIBILITY_ERRORS & {
-                    _last_name(exception) for exception in (
+                    last_name(exception) for exception in (
                         handler.type.elts if isinstance(handler.type, ast.Tuple)
                         else [handler.type])}
                 for handler in node.handlers):
             guarded = node
         elif isinstance(node, ast.If) and any(
-                _VERSION_NAMES.match(_last_name(part)) for part in every_node(node.test)):
+                _VERSION_NAMES.match(last_name(part)) for part in every_node(node.test)):
             guarded = node
         else:
             continue
         lines.update(range(guarded.lineno, (guarded.end_lineno or guarded.lineno) + 1))
     return lines
-
-
-def _last_name(node: ast.AST) -> str:
-    """`ImportError` of `ImportError` or `six.moves.ImportError`; '' for anything else."""
-    if isinstance(node, ast.Name):
-        return node.id
-    return node.attr if isinstance(node, ast.Attribute) else ''
 
 
 class Python2Stage:

@@ -286,6 +286,14 @@ def _prefix(scopes: List[cst.CSTNode]) -> str:
     return '.'.join(parts)
 
 
+def last_name(node: ast.AST) -> str:
+    """The last name of a name or attribute of Python's tree (`decode_jpeg` of
+    `tf.image.decode_jpeg`, `ImportError`); '' for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else ''
+
+
 def first_line(statement: ast.stmt) -> int:
     """The first line of `statement`, its decorators' included."""
     return min([statement.lineno] + [decorator.lineno for decorator

@@ -14,57 +14,32 @@ pass walks only the statements holding them, and asks each call's qualified name
 
 import ast
 import re
-from typing import Set
 
 import libcst as cst
 
 from slimdata.port.edits import CHANGED, Context, code_of
-from slimdata.port.facts import MatchedLines, node_lines, words_pattern
+from slimdata.port.facts import (
+    MatchedLines,
+    names_bound_to,
+    node_lines,
+    star_aliases,
+    words_pattern,
+)
 from slimdata.port.patterns import found_in
-from slimdata.port.qualified import every_statement
+from slimdata.port.qualified import last_name
 from slimdata.port.spelling import SpellingAware
 
 _SCOPES = frozenset(('tensorflow.name_scope', 'tensorflow.variable_scope'))
 _SCOPE_FUNCTIONS = frozenset(name.rsplit('.', 1)[1] for name in _SCOPES)
 _MENTIONED = re.compile(words_pattern(_SCOPE_FUNCTIONS))
-#: What an import binding a scope function to another name holds (`name_scope as ns`).
-_RENAMED = re.compile(words_pattern(_SCOPE_FUNCTIONS) + r'[\s\\]+as\b')
-
-
-def _last_name(node: ast.AST) -> str:
-    """`name_scope` of `tf.name_scope` or `name_scope`; '' for anything else."""
-    if isinstance(node, ast.Name):
-        return node.id
-    return node.attr if isinstance(node, ast.Attribute) else ''
-
-
-def _scope_names(tree: ast.Module, code: str, context: Context) -> Set[str]:
-    """The names a scope function is called by: its own, those an import anywhere binds to it
-    (`from tensorflow import name_scope as ns`; an assignment, `ns = tf.name_scope`, gives `ns`
-    no qualified name), and those a star import of another file of the tree brings
-    (`_star_aliases`)."""
-    names = set(_SCOPE_FUNCTIONS) | _star_aliases(context)
-    if _RENAMED.search(code) is None:
-        return names  # no import renames one: no walk of the statements
-    for statement in every_statement(tree.body):
-        if isinstance(statement, (ast.Import, ast.ImportFrom)):
-            names.update(alias.asname for alias in statement.names if alias.asname
-                         and alias.name.rsplit('.', 1)[-1] in _SCOPE_FUNCTIONS)
-    return names
-
-
-def _star_aliases(context: Context) -> Set[str]:
-    """The names of scope functions the file gets from its star imports of the tree."""
-    return {name for name, qualified in context.star_imported.items()
-            if qualified.rsplit('.', 1)[-1] in _SCOPE_FUNCTIONS}
 
 
 def _values_call_lines(tree: ast.Module, code: str, context: Context) -> MatchedLines:
     """The lines of the calls of a scope function with a list or tuple literal second by
     position (the calls the pass may change; whether it is TensorFlow's, the pass asks)."""
-    names = _scope_names(tree, code, context)
+    names = names_bound_to(_SCOPE_FUNCTIONS, tree, code, context.star_imported)
     return node_lines(tree, code, (ast.Call,), lambda node: (
-        _last_name(node.func) in names and len(node.args) >= 2
+        last_name(node.func) in names and len(node.args) >= 2
         and isinstance(node.args[1], (ast.List, ast.Tuple))),
         re.compile(words_pattern(names)))
 
@@ -81,7 +56,8 @@ class ScopeValuesPass(SpellingAware):
     def has_work(cls, code: str, context: Context) -> bool:
         """As any pass's (`work_lines`), but a file that calls a scope function only under a
         name from a star import names none: there its trigger is that name."""
-        return ((found_in(cls.TRIGGER, code) or bool(_star_aliases(context)))
+        return ((found_in(cls.TRIGGER, code)
+                 or bool(star_aliases(_SCOPE_FUNCTIONS, context.star_imported)))
                 and cls.tree_shows_work(code, context))
 
     @classmethod

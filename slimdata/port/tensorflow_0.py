@@ -23,16 +23,17 @@ successor (TF 1.x kept some: `reduction_indices=` still works):
   (`tf.compat.v1.op_scope(values, name)`), its calls are left as they are.
 """
 
+import ast
 import functools
 import inspect
 import re
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, cast
 
 import libcst as cst
 
 from slimdata.port import installed
-from slimdata.port.edits import CHANGED, NO_BINDINGS, NOT_PORTED, code_of
-from slimdata.port.facts import words_pattern
+from slimdata.port.edits import CHANGED, NO_BINDINGS, NOT_PORTED, Context, code_of
+from slimdata.port.facts import MatchedLines, node_lines, words_pattern
 from slimdata.port.spelling import SpellingAware
 
 #: TensorFlow 0.x's names -> TensorFlow 1's (paths under `tensorflow.`; tf_upgrade's table).
@@ -96,7 +97,9 @@ _AXIS_FIRST = frozenset(('concat', 'split'))
 _RENAMED = frozenset(path.rsplit('.', 1)[-1] for path in RENAMES)
 #: The last names of the functions whose calls the pass may change.
 _CALLED = _RENAMED | {path.rsplit('.', 1)[-1] for path in (*KEYWORDS, *ORDERS, 'reverse')}
-_OLD_KEYWORDS = sorted({old for renames in KEYWORDS.values() for old in renames})
+_OLD_KEYWORDS = frozenset(old for renames in KEYWORDS.values() for old in renames)
+#: The last names of the functions whose positional arguments the pass may reorder.
+_ORDERED = {path.rsplit('.', 1)[-1]: order for path, order in ORDERS.items()}
 
 
 @functools.lru_cache(maxsize=None)
@@ -147,6 +150,12 @@ class TensorFlow0Pass(SpellingAware):
     # reports in a file where it changed TensorFlow 0.x code).
     STATEMENTS = re.compile(TRIGGER.pattern + r'|\b(?:concat|split)\(')
     BINDINGS = NO_BINDINGS
+
+    @classmethod
+    def work_lines(cls, tree: ast.Module, code: str, context: Context) -> MatchedLines:
+        """The lines of what the pass may change or report (`_may_port`), in the statements
+        its text matches: most `concat` and `split` calls are TensorFlow 1's, a list first."""
+        return node_lines(tree, code, (ast.Attribute, ast.Call), _may_port, cls.STATEMENTS)
 
     def visit_Module(self, node: cst.Module) -> None:
         self.learn_spelling(node)
@@ -273,6 +282,49 @@ class TensorFlow0Pass(SpellingAware):
         if second.keyword is not None:
             second = second.with_changes(keyword=cst.Name('axis'))
         return updated.with_changes(args=[updated.args[0], second, *updated.args[2:]])
+
+
+def _may_port(node: ast.AST) -> bool:
+    """Whether the pass may change or report `node` of Python's tree (an attribute or a
+    call): a renamed name, a renamed keyword, positional arguments whose order TensorFlow 1.0
+    changed (`_by_keyword`), booleans given to `reverse`."""
+    if isinstance(node, ast.Attribute):
+        return node.attr in _RENAMED
+    func = cast(ast.Call, node).func
+    if not isinstance(func, ast.Attribute) or func.attr not in _CALLED:
+        return False
+    call = cast(ast.Call, node)
+    values = [*call.args, *(keyword.value for keyword in call.keywords)]
+    if func.attr == 'reverse':
+        return any(_boolean_literals(value) for value in values)
+    keywords = {keyword.arg for keyword in call.keywords}
+    if keywords & _OLD_KEYWORDS:
+        return True
+    order = _ORDERED.get(func.attr)
+    if (order is None or not call.args or None in keywords
+            or any(isinstance(argument, ast.Starred) for argument in call.args)):
+        return False
+    if func.attr not in _AXIS_FIRST:
+        return True  # any positional argument is TensorFlow 0.x's
+    first = call.args[0]
+    # An integer first is TensorFlow 0.x's order; a name first may be reported.
+    return _is_integer_literal(first) or (
+        len(call.args) >= 2 and not keywords & set(order)
+        and not isinstance(first, (ast.List, ast.Tuple, ast.ListComp)))
+
+
+def _is_integer_literal(node: ast.expr) -> bool:
+    """`_is_integer` on Python's tree."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+def _boolean_literals(node: ast.expr) -> bool:
+    """Whether `node` is a list or tuple of `True` / `False` (`_booleans` on Python's tree)."""
+    return isinstance(node, (ast.List, ast.Tuple)) and bool(node.elts) and all(
+        isinstance(element, ast.Constant) and type(element.value) is bool
+        for element in node.elts)
 
 
 def _why(old: str) -> str:

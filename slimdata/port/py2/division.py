@@ -13,7 +13,7 @@ integers floored (`batch_size / num_clones` feeding a queue's dequeue count: in 
 
 import ast
 import re
-from typing import Optional
+from typing import Optional, Tuple, Union
 
 import libcst as cst
 from libcst.helpers import ensure_type
@@ -65,9 +65,21 @@ _SLASH = re.compile('/')
 
 
 def _division_lines(tree: ast.Module, code: str) -> MatchedLines:
-    """The lines of the `/` and `/=` of `tree`, Python's tree of `code`."""
-    return node_lines(tree, code, (ast.BinOp, ast.AugAssign),
-                      lambda node: isinstance(node.op, ast.Div), _SLASH)
+    """The lines of the `/` and `/=` of `tree`, Python's tree of `code`, but those of a float
+    literal (`x / 255.`), which the pass leaves (`_kind`)."""
+    return node_lines(tree, code, (ast.BinOp, ast.AugAssign), lambda node: (
+        isinstance(node.op, ast.Div) and not any(map(_float_literal, _operands(node)))), _SLASH)
+
+
+def _operands(node: Union[ast.BinOp, ast.AugAssign]) -> Tuple[ast.expr, ast.expr]:
+    return (node.left, node.right) if isinstance(node, ast.BinOp) else (node.target, node.value)
+
+
+def _float_literal(node: ast.expr) -> bool:
+    """A float literal, signed or not."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is float
 
 
 class DivisionPass(PortTransformer):

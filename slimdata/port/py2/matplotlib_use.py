@@ -9,11 +9,16 @@ matplotlib 3's spelling of what matplotlib 2 did; its `warn` argument, which mat
 removed, is dropped.
 """
 
+import ast
 import re
 
 import libcst as cst
 
 from slimdata.port.edits import CHANGED, Context, PortTransformer, code_of
+from slimdata.port.facts import MatchedLines, names_bound_to, node_lines, words_pattern
+from slimdata.port.qualified import last_name
+
+_USE = frozenset(('use',))
 
 
 class MatplotlibUsePass(PortTransformer):
@@ -24,6 +29,14 @@ class MatplotlibUsePass(PortTransformer):
     # Its work is at the calls of `use` (under any name an import binds to it).
     FILTERS_STATEMENTS = True
     STATEMENTS = re.compile(r'\buse\b')
+
+    @classmethod
+    def work_lines(cls, tree: ast.Module, code: str, context: Context) -> MatchedLines:
+        """The lines of the calls of `use` (under the names `names_bound_to` it): not those of
+        a word `use` in a comment or docstring."""
+        names = names_bound_to(_USE, tree, code, context.star_imported)
+        return node_lines(tree, code, (ast.Call,), lambda call: last_name(call.func) in names,
+                          re.compile(words_pattern(names)))
 
     @classmethod
     def has_work(cls, code: str, context: Context) -> bool:
@@ -47,3 +60,4 @@ class MatplotlibUsePass(PortTransformer):
         self.note(CHANGED, original, f'{code_of(original)} -> force=False (matplotlib 2 warned '
                                      'where a backend could not start; matplotlib 3 raises)')
         return updated.with_changes(args=arguments)
+

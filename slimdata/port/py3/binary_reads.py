@@ -7,6 +7,7 @@ data (`image_data`, `encoded_jpg`, `seg_data`, ...); a TensorFlow file read whol
 otherwise is reported, not changed.
 """
 
+import ast
 import re
 from typing import Dict, Optional, Set, Union
 
@@ -16,6 +17,7 @@ from slimdata.port.edits import (
     CHANGED,
     NO_BINDINGS,
     NOT_PORTED,
+    Context,
     LookAhead,
     Visitor,
     callee_name,
@@ -23,7 +25,7 @@ from slimdata.port.edits import (
     mode_argument,
     with_argument,
 )
-from slimdata.port.facts import MatchedLines
+from slimdata.port.facts import MatchedLines, node_lines
 from slimdata.port.spelling import ScopeScanning
 
 #: Functions that open a file: the standard ones and TensorFlow's (TF1 names included).
@@ -50,6 +52,12 @@ class BinaryReadsPass(ScopeScanning):
     # The statements holding a read; its scans of each scope read the rest themselves.
     FILTERS_STATEMENTS = True
     BINDINGS = NO_BINDINGS
+
+    @classmethod
+    def work_lines(cls, tree: ast.Module, code: str, context: Context) -> MatchedLines:
+        """The lines of the reads of a whole file in text mode (`_reads_text`), not those of
+        a file object (`f.read()`) or in mode 'rb'."""
+        return node_lines(tree, code, (ast.Call,), _reads_text, cls.TRIGGER)
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -149,6 +157,21 @@ class _ReadScanner(LookAhead):
             return opener
         text = mode.value.evaluated_value if isinstance(mode.value, cst.SimpleString) else None
         return opener if text in ('r', 'rt') else None
+
+
+def _reads_text(call: ast.Call) -> bool:
+    """Whether `call` (Python's tree) reads a file whole in text mode, `opener(path[, 'r'])
+    .read()`, whatever the opener (`_ReadScanner._text_read_opener` asks its name)."""
+    func = call.func
+    if (call.args or call.keywords or not isinstance(func, ast.Attribute)
+            or func.attr != 'read' or not isinstance(func.value, ast.Call)):
+        return False
+    opener = func.value
+    if any(isinstance(argument, ast.Starred) for argument in opener.args):
+        return True  # which argument is the mode, the pass tells by their order in the code
+    mode = opener.args[1] if len(opener.args) > 1 else next(
+        (keyword.value for keyword in opener.keywords if keyword.arg == 'mode'), None)
+    return mode is None or (isinstance(mode, ast.Constant) and mode.value in ('r', 'rt'))
 
 
 def _names_in(node: cst.CSTNode) -> Set[str]:

@@ -5,11 +5,14 @@ protobuf refuses text ("expected bytes, str found"). ASCII literals only (their 
 certain).
 """
 
+import ast
 import re
 
 import libcst as cst
 
-from slimdata.port.edits import CHANGED, PortTransformer, callee_name
+from slimdata.port.edits import CHANGED, Context, PortTransformer, callee_name
+from slimdata.port.facts import MatchedLines, node_lines
+from slimdata.port.qualified import last_name
 
 _BYTES_SINK_HELPER = re.compile(r'bytes(_list)?_feature$|BytesList$', re.IGNORECASE)
 
@@ -20,6 +23,12 @@ class BytesLiteralsPass(PortTransformer):
     NAME = 'bytes literals'
     TRIGGER = re.compile(r'(?i:bytes(_list)?_feature|byteslist)')
     FILTERS_STATEMENTS = True
+
+    @classmethod
+    def work_lines(cls, tree: ast.Module, code: str, context: Context) -> MatchedLines:
+        """The lines of the calls of a bytes sink given a str literal (or a list of them):
+        most are given a variable."""
+        return node_lines(tree, code, (ast.Call,), _given_text, cls.TRIGGER)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         if not _BYTES_SINK_HELPER.search(callee_name(original)):
@@ -43,3 +52,15 @@ class BytesLiteralsPass(PortTransformer):
                                      f'({callee_name(call)} needs bytes)')
             return value.with_changes(value='b' + value.value)
         return value
+
+
+def _given_text(call: ast.Call) -> bool:
+    """Whether `call` (Python's tree) calls a bytes sink with an ASCII str literal, alone or
+    in a list (what `leave_Call` may change)."""
+    if not _BYTES_SINK_HELPER.search(last_name(call.func)):
+        return False
+    values = [*call.args, *(keyword.value for keyword in call.keywords)]
+    values += [element for value in values if isinstance(value, ast.List)
+               for element in value.elts]
+    return any(isinstance(value, ast.Constant) and isinstance(value.value, str)
+               and value.value.isascii() for value in values)
