@@ -9,7 +9,12 @@ read, and for both, expanding the indentation's tabs to 8-column stops gives the
   `processing/image_processing2.py`); Python 3 refuses what it cannot read both with a tab of
   8 and of 1 column;
 - valid Python that LibCST's tokenizer refuses ("no matching outer block for dedent"), being
-  stricter than Python's on some mixes.
+  stricter than Python's on some mixes: it keeps each block's indentation as the text after
+  that of the block around it, so a block's must begin with it, as written (`\t` then `    `
+  inside ` \t` is refused). Python's tree tells where each block begins, so LibCST parses
+  the file first (to be sure) only where a block's indentation does not begin so
+  (`libcst_may_refuse`): a parse of the whole file costs more than the statements the passes
+  read of it.
 
 Only then, each line's leading tabs are expanded; lines that continue a string begun on an
 earlier line are content and left as they are. Other files are not touched.
@@ -19,17 +24,22 @@ import ast
 import io
 import re
 import tokenize
-from typing import List, Optional, Set, Tuple
+from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from slimdata.port.edits import CHANGED, Context, Note
+from slimdata.port.qualified import first_line
 
 #: Python 2's tab stops (its tokenizer's `tabsize`), the columns Python 3 reads a tab as too.
 TAB_STOP = 8
 
 _TAB_INDENT = re.compile(r'^[ ]*\t', re.MULTILINE)
 _SPACE_INDENT = re.compile(r'^\t* ', re.MULTILINE)
+#: What `libcst_may_refuse` leaves to LibCST: a line starting with a backslash (LibCST's
+#: tokenizer takes it for a blank line), a form feed (it resets a line's columns), and line
+#: breaks other than `\n`.
+_READ_OTHERWISE = re.compile(r'^[ \t]*\\|[\f\r\v\x1c-\x1e\x85\u2028\u2029]', re.MULTILINE)
 
 
 def tab_error_line(code: str, context: Optional[Context] = None) -> int:
@@ -60,6 +70,46 @@ def libcst_refusal_line(code: str, context: Optional[Context] = None) -> int:
     return 0
 
 
+def libcst_may_refuse(code: str, tree: ast.Module) -> bool:
+    """Whether LibCST's tokenizer may refuse `code`, whose tree Python parsed (`tree`): a
+    block's indentation, where it begins, does not begin with that of the block around it as
+    written (LibCST's one rule beyond Python's), or `_READ_OTHERWISE`. False: it reads it."""
+    return bool(_READ_OTHERWISE.search(code)) or not _nested_as_written(
+        tree.body, '', code.split('\n'))
+
+
+def _nested_as_written(body: Sequence[ast.stmt], outer: str, lines: List[str]) -> bool:
+    """Whether each block in the statements of `body` (at any depth) that begins on a line of
+    its own is indented by `outer` (the indentation of `body`'s block) and more, as written."""
+    for statement in body:
+        for block in _blocks(statement, lines):
+            first = block[0]
+            line = lines[first_line(first) - 1]
+            indent = line[:len(line) - len(line.lstrip(' \t'))]
+            own_line = (line[len(indent):].startswith('@') if getattr(first, 'decorator_list', None)
+                        else len(indent) == first.col_offset)
+            if not own_line:
+                continue  # on its header's line (`if x: y`): no block in it
+            if not indent.startswith(outer) or not _nested_as_written(block, indent, lines):
+                return False
+    return True
+
+
+def _blocks(statement: ast.stmt, lines: List[str]) -> Iterator[List[ast.stmt]]:
+    """The blocks of `statement` (an `elif`'s, which is not a block: its own)."""
+    for field in ('body', 'orelse', 'finalbody'):
+        block = getattr(statement, field, None)
+        if not block or not isinstance(block, list):
+            continue
+        if (field == 'orelse' and isinstance(block[0], ast.If)
+                and lines[block[0].lineno - 1].lstrip(' \t').startswith('elif')):
+            yield from _blocks(block[0], lines)
+        else:
+            yield block
+    for clause in (*getattr(statement, 'handlers', ()), *getattr(statement, 'cases', ())):
+        yield clause.body
+
+
 class IndentationStage:
     """Expands the indentation's tabs where Python 3 (in a Python 2 file) or LibCST cannot
     read the file's mix of tabs and spaces."""
@@ -78,7 +128,9 @@ class IndentationStage:
         if line:
             why = "Python 2's tab stops (Python 3 refuses tabs and spaces mixed)"
         else:
-            line = libcst_refusal_line(code, context) if tab_error == 0 else 0
+            tree = context.python_tree_of(code) if tab_error == 0 else None
+            line = libcst_refusal_line(code, context) if tree is None or libcst_may_refuse(
+                code, tree) else 0
             why = 'as Python reads them (LibCST cannot parse this mix of tabs and spaces)'
         if not line:
             return code, []
