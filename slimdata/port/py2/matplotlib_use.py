@@ -60,4 +60,3 @@ class MatplotlibUsePass(PortTransformer):
         self.note(CHANGED, original, f'{code_of(original)} -> force=False (matplotlib 2 warned '
                                      'where a backend could not start; matplotlib 3 raises)')
         return updated.with_changes(args=arguments)
-
