@@ -33,6 +33,15 @@ def work_lines(stage, code: str, python_2: bool = False) -> List[int]:
     return sorted(set(stage.work_lines(ast.parse(code), code, context).lines))
 
 
+def port_with_work(stage, code: str, lines: List[int], untouched: int):
+    """The notes of `code` ported, once checked that `stage` tells its work in `lines`
+    (`work_lines`) and that the port leaves the first `untouched` lines as they are."""
+    assert work_lines(stage, code) == lines
+    ported, notes = port(code)
+    assert ported.split('\n')[:untouched] == code.split('\n')[:untouched]
+    return notes
+
+
 def kinds(notes, kind):
     return [note for note in notes if note.kind == kind]
 
