@@ -12,7 +12,7 @@ from port_snippets import PYTHON_2_TAIL
 from slimdata import cli
 from slimdata.port import edits, facts, patterns, pipeline
 from slimdata.port.edits import PortTransformer
-from slimdata.port.facts import _BINDING_STATEMENTS, MatchedLines, TreeFacts, _bound_by
+from slimdata.port.facts import _BINDING_STATEMENTS, MatchedLines, TreeFacts, bound_by
 from slimdata.port.qualified import every_statement
 from test_port_tree import FIXTURE, LINE_NUMBERS, NET, PY3_SNIPPETS
 
@@ -452,7 +452,7 @@ def test_each_pass_pattern_finds_its_lines_and_bindings_alternative_by_alternati
             continue
         facts = TreeFacts(cst.Module([]), code, tree)
         lines = [line + '\n' for line in code.split('\n')]
-        bindings = [(''.join(lines[node.lineno - 1:node.end_lineno]), set(_bound_by(node)))
+        bindings = [(''.join(lines[node.lineno - 1:node.end_lineno]), set(bound_by(node)))
                     for node in every_statement(tree.body)
                     if isinstance(node, _BINDING_STATEMENTS)]
         for pattern in searched:

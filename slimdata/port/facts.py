@@ -159,7 +159,7 @@ class TreeFacts:
         if self._bindings is _NOT_YET:
             tree = self.python_tree()
             self._bindings = None if tree is None else [
-                (node.lineno, cast(int, node.end_lineno), set(_bound_by(node)))
+                (node.lineno, cast(int, node.end_lineno), set(bound_by(node)))
                 for node in every_statement(tree.body) if isinstance(node, _BINDING_STATEMENTS)]
         if self._bindings is None:
             return None
@@ -276,7 +276,7 @@ class TreeFacts:
             imported: Dict[str, Set[str]] = {}
             for node in every_statement(tree.body) if tree is not None else ():
                 if isinstance(node, (ast.Import, ast.ImportFrom)):
-                    for alias, bound in zip(node.names, _bound_by(node)):
+                    for alias, bound in zip(node.names, bound_by(node)):
                         imported.setdefault(bound, set()).add(_imported_name(node, alias, bound))
             self._imported = imported
         return cast(Dict[str, Set[str]], self._imported)
@@ -488,7 +488,8 @@ def _imported_name(statement: Union[ast.Import, ast.ImportFrom], alias: ast.alia
     return f'{module}.{alias.name}' if statement.module else module + alias.name
 
 
-def _bound_by(statement: ast.stmt) -> Iterator[str]:
+def bound_by(statement: ast.stmt) -> Iterator[str]:
+    """The names an import (but a star import's) or an assignment binds."""
     if isinstance(statement, (ast.Import, ast.ImportFrom)):
         for alias in statement.names:
             if alias.name != '*':

@@ -38,7 +38,7 @@ from slimdata.port.edits import (
     with_argument,
     with_mode,
 )
-from slimdata.port.facts import MatchedLines, words_pattern
+from slimdata.port.facts import MatchedLines, bound_by, words_pattern
 from slimdata.port.py3.binary_reads import OPENERS
 from slimdata.port.qualified import every_statement, first_line
 from slimdata.port.spelling import ScopeScanning
@@ -78,10 +78,9 @@ class PickleFilesPass(ScopeScanning):
         imports = [statement for statement in statements
                    if isinstance(statement, (ast.Import, ast.ImportFrom))
                    and any(_holds(statement, match) for match in matches)]
-        aliases = {_bound_name(statement, alias) for statement in imports
-                   for alias in statement.names}
-        if '*' in aliases:
+        if any(alias.name == '*' for statement in imports for alias in statement.names):
             return _every_line(code)  # its names are not known
+        aliases = {name for statement in imports for name in bound_by(statement)}
         if aliases:
             matches += _match_starts(code, re.compile(words_pattern(aliases)))
         functions = [(statement.lineno, cast(int, statement.end_lineno), first_line(statement))
@@ -234,13 +233,6 @@ def _every_line(code: str) -> MatchedLines:
     return MatchedLines(list(range(1, code.count('\n') + 2)))
 
 
-def _bound_name(statement: Union[ast.Import, ast.ImportFrom], alias: ast.alias) -> str:
-    """The name `alias` of the import `statement` binds ('*' for a star import)."""
-    if alias.asname:
-        return alias.asname
-    return alias.name.split('.')[0] if isinstance(statement, ast.Import) else alias.name
-
-
 def _keyword(call: cst.Call, keyword: str) -> bool:
     return any(argument.keyword is not None and argument.keyword.value == keyword
                for argument in call.args)
@@ -277,4 +269,3 @@ def _binary_mode(mode: Optional[str]) -> Optional[str]:
     if not mode or mode[0] not in 'rwax':
         return None
     return mode[0] + 'b' + mode[1:]
-
